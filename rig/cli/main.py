@@ -1,0 +1,15 @@
+"""`rig`: reliability gates, load runs, browser timing, chaos and reports for LLM literature assistants."""
+
+from __future__ import annotations
+
+import typer
+
+from rig.cli import demo_cmd, fixtures_cmd
+
+app = typer.Typer(
+    help="A load and reliability test rig for LLM literature assistants.\n\n"
+         "Without --target every command runs against the embedded reference workbench on loopback.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+app.add_typer(fixtures_cmd.app, name="fixtures")
+app.command("demo")(demo_cmd.demo)

@@ -1,0 +1,42 @@
+"""One monotonic clock for every client-side time, anchored once to wall time.
+
+`now_ns()` is `time.perf_counter_ns()`; `wall_ms(ns)` turns such a reading into epoch milliseconds
+comparable with a target's `*_ms` fields. The anchor is taken once per process, so intervals never
+jump with NTP adjustments and client and server stamps can still be put side by side.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Anchor:
+    perf_ns: int
+    wall_ns: int
+
+
+def _take_anchor() -> Anchor:
+    # Bracket the wall reading with two monotonic readings and take their midpoint.
+    a = time.perf_counter_ns()
+    wall = time.time_ns()
+    b = time.perf_counter_ns()
+    return Anchor((a + b) // 2, wall)
+
+
+ANCHOR = _take_anchor()
+
+
+def now_ns() -> int:
+    """Monotonic nanoseconds (the only source of client-side timings)."""
+    return time.perf_counter_ns()
+
+
+def wall_ms(ns: int) -> float:
+    """Epoch milliseconds for a `now_ns()` reading."""
+    return (ANCHOR.wall_ns + (ns - ANCHOR.perf_ns)) / 1e6
+
+
+def elapsed_ms(start_ns: int, end_ns: int) -> float:
+    return (end_ns - start_ns) / 1e6

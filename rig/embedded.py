@@ -1,0 +1,158 @@
+"""The embedded default target: the reference workbench started as a child process on loopback."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from rig.errors import TargetUnreachable
+
+
+@dataclass(frozen=True)
+class Account:
+    """A seeded account; the password stays in memory and is redacted from every output."""
+
+    username: str
+    password: str
+
+
+class EmbeddedWorkbench:
+    """Start, stop, kill and restart a workbench on a free loopback port with its own data directory."""
+
+    def __init__(self, data_dir: Path | None = None, *, chaos_token: str | None = None,
+                 defects: list[str] | None = None, extra_args: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="rig-workbench-")
+        self.data_dir = data_dir or Path(self._tmp.name)  # type: ignore[union-attr]
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.chaos_token = chaos_token
+        self.defects = defects or []
+        self.extra_args = extra_args or []
+        self.env = env or {}
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port: int | None = None
+        self.log_path = self.data_dir / "workbench.log"
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the workbench is not running")
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def add_account(self, username: str, password: str | None = None) -> Account:
+        """Create an account in the data directory (works while the server runs: SQLite WAL)."""
+        from workbench.accounts import add_user
+
+        account = Account(username, password or secrets.token_urlsafe(18))
+        add_user(self.data_dir, account.username, account.password)
+        return account
+
+    def command(self) -> list[str]:
+        port = str(self.port) if self.port else "0"
+        cmd = [sys.executable, "-m", "workbench", "serve", "--data", str(self.data_dir), "--port", port,
+               "--port-file", str(self.data_dir / "port")]
+        if self.chaos_token:
+            cmd += ["--chaos-token", self.chaos_token]
+        for defect in self.defects:
+            cmd += ["--defect", defect]
+        return cmd + self.extra_args
+
+    def start(self, timeout_s: float = 60.0) -> str:
+        """Start the server and wait until `/readyz` answers 200; returns its URL."""
+        port_file = self.data_dir / "port"
+        port_file.unlink(missing_ok=True)
+        log = self.log_path.open("ab")
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env)
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while not port_file.exists():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.kill()
+                raise TargetUnreachable("embedded workbench", f"did not start within {timeout_s:.0f}s "
+                                        f"(log: {self.log_path})")
+            time.sleep(0.02)
+        self.port = int(port_file.read_text())
+        wait_ready(self.url, deadline - time.monotonic(), self._check_alive)
+        return self.url
+
+    def _check_alive(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path.exists() else ""
+            raise TargetUnreachable("embedded workbench", f"exited with {self.process.returncode}: {tail}")
+
+    def stop(self, timeout_s: float = 20.0) -> int | None:
+        """SIGTERM (graceful drain) and wait; SIGKILL if it does not exit in time."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL: the process dies with whatever was in flight."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self, *, hard: bool = False, timeout_s: float = 60.0) -> float:
+        """Kill (`hard`) or stop, start again on the same port and data; returns seconds until ready."""
+        if hard:
+            self.kill()
+        else:
+            self.stop()
+        began = time.monotonic()
+        self.start(timeout_s)
+        return time.monotonic() - began
+
+    def cleanup(self) -> None:
+        self.kill()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def __enter__(self) -> EmbeddedWorkbench:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.cleanup()
+
+
+def wait_ready(url: str, timeout_s: float, check: object = None) -> None:
+    """Poll `{url}/readyz` until it answers 200 or the deadline passes."""
+    deadline = time.monotonic() + max(timeout_s, 0.1)
+    last = "no answer"
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if callable(check):
+                check()
+            try:
+                response = client.get(f"{url}/readyz")
+                if response.status_code == 200:
+                    return
+                last = f"HTTP {response.status_code}"
+            except httpx.TransportError as exc:
+                last = type(exc).__name__
+            time.sleep(0.05)
+    raise TargetUnreachable(url, f"not ready after {timeout_s:.0f}s ({last})")

@@ -1,0 +1,85 @@
+"""The rig's exception tree. Errors from dependencies are translated into these at the boundary.
+
+    RigError                      every error the rig reports: a message and, where known, a fix
+    ├── ConfigError               a config, policy, selector map or eval-set file is malformed
+    ├── FixtureError              the fixture corpus cannot be built or read
+    ├── CapabilityMissing         the target's adapter does not offer an operation a step needs
+    ├── EvidenceError             the evidence store cannot be opened or written
+    └── TargetError               talking to the target failed
+        ├── TargetUnreachable     no connection (refused, DNS, timeout)
+        ├── TargetHTTPError       the target answered with a non-2xx status
+        └── TargetProtocolError   the target answered something the protocol does not allow
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RigError(Exception):
+    """Base of every error the rig reports to a user."""
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.fix}" if self.fix else self.message
+
+
+class ConfigError(RigError):
+    """A configuration, policy, selector map or eval-set file is malformed."""
+
+
+class FixtureError(RigError):
+    """The fixture corpus cannot be built or read."""
+
+
+class CapabilityMissing(RigError):
+    """The adapter does not offer an operation (or variant) that a step needs."""
+
+    def __init__(self, capability: str, *, detail: str = "") -> None:
+        super().__init__(
+            f"target does not offer capability {capability!r}" + (f": {detail}" if detail else ""),
+            fix="declare it in the adapter's capabilities() if the target has it",
+        )
+        self.capability = capability
+
+
+class EvidenceError(RigError):
+    """The evidence store cannot be opened or written."""
+
+
+class TargetError(RigError):
+    """Talking to the target failed."""
+
+
+class TargetUnreachable(TargetError):
+    """The target could not be reached at all."""
+
+    def __init__(self, url: str, cause: str) -> None:
+        super().__init__(
+            f"target unreachable at {url}: {cause}",
+            fix="is it running? check the URL (rig gate --target URL) and that the port is open",
+        )
+        self.url = url
+        self.cause = cause
+
+
+class TargetHTTPError(TargetError):
+    """The target answered with a non-2xx status; `code` is its error code when it sent one."""
+
+    def __init__(
+        self, method: str, path: str, status: int, code: str | None, message: str, details: Any = None
+    ) -> None:
+        super().__init__(f"{method} {path} → {status}" + (f" {code}" if code else "") + f": {message}")
+        self.method = method
+        self.path = path
+        self.status = status
+        self.code = code
+        self.details = details
+
+
+class TargetProtocolError(TargetError):
+    """The target's answer does not match the protocol (shape, field, event order)."""

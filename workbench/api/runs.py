@@ -1,0 +1,116 @@
+"""Run events (SSE with Last-Event-ID replay), run detail, stop, resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from workbench.access import require_run, require_session
+from workbench.auth import User, current_user, optional_user, services
+from workbench.checkpoints import changed_parts, latest_checkpoint, signature_parts
+from workbench.db import loads
+from workbench.errors import ApiError, not_found
+from workbench.modelconfig import user_config
+from workbench.runs import TERMINAL
+from workbench.runstart import start_run
+from workbench.schemas import StopIn
+
+router = APIRouter(prefix="/api/v1")
+RESUMABLE = {"stopped", "interrupted", "failed"}
+
+
+def _sse(event_id: int, event: str, data: dict[str, Any]) -> bytes:
+    return f"id: {event_id}\nevent: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+@router.get("/runs/{run_id}/events")
+async def events(run_id: str, request: Request, user: User = Depends(current_user)) -> StreamingResponse:
+    svc = services(request)
+    require_run(svc.db, user.user_id, run_id)
+    raw = request.headers.get("last-event-id") or request.query_params.get("last_event_id") or "0"
+    try:
+        after = int(raw)
+    except ValueError:
+        raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an integer event id") from None
+
+    async def stream() -> AsyncIterator[bytes]:
+        ended = False
+        try:
+            yield b"retry: 1000\n\n"
+            async for item in svc.runs.events(run_id, after):
+                if item is None:
+                    yield b": keep-alive\n\n"
+                    continue
+                event_id, event, data = item
+                yield _sse(event_id, event, data)
+                ended = event in ("done", "error")
+            ended = True
+        finally:
+            live = svc.runs.live.get(run_id)
+            if not ended and live is not None and "disconnect_cancels" in svc.defects:
+                svc.runs.stop(live, "user_stop")
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/runs/{run_id}")
+async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
+    svc = services(request)
+    user = optional_user(request)
+    if "unauth_run_detail" in svc.defects:
+        require_run(svc.db, None, run_id)
+    else:
+        if user is None:
+            raise ApiError(401, "unauthenticated", "log in first: the token is missing, expired or revoked")
+        require_run(svc.db, user.user_id, run_id)
+    detail = svc.runs.detail(run_id)
+    if detail is None:
+        raise not_found("run")
+    return detail
+
+
+@router.post("/runs/{run_id}/stop", status_code=202)
+async def stop(run_id: str, request: Request, body: StopIn | None = None,
+               user: User = Depends(current_user)) -> dict[str, Any]:
+    svc = services(request)
+    require_run(svc.db, user.user_id, run_id)
+    live = svc.runs.live.get(run_id)
+    if live is None or live.detail["state"] in TERMINAL:
+        detail = svc.runs.detail(run_id) or {}
+        raise ApiError(409, "run_not_active", "the run has already ended",
+                       {"state": detail.get("state"), "end_reason": detail.get("end_reason")})
+    svc.runs.stop(live, "user_stop")
+    return {"run_id": run_id, "stop_requested": True}
+
+
+@router.post("/runs/{run_id}/resume", status_code=201)
+async def resume(run_id: str, request: Request, user: User = Depends(current_user)) -> JSONResponse:
+    svc = services(request)
+    row = require_run(svc.db, user.user_id, run_id)
+    detail = loads(row["data"])
+    if row["state"] not in RESUMABLE or run_id in svc.runs.live:
+        raise ApiError(409, "not_resumable", f"a run in state {row['state']} cannot be resumed",
+                       {"state": row["state"]})
+    checkpoint = latest_checkpoint(svc, run_id)
+    if checkpoint is None:
+        raise ApiError(409, "no_checkpoint", "the run stopped before its first complete tool cycle; start a new "
+                       "question instead", {"checkpoints": []})
+    session = require_session(svc.db, user.user_id, row["session_id"])
+    current = signature_parts(svc, loads(session["scope"]) or [], user_config(svc, user.user_id).version_tag)
+    reasons = changed_parts(checkpoint["parts"], current)
+    if reasons and "stale_checkpoint_resumes" not in svc.defects:
+        raise ApiError(409, "checkpoint_invalid", "the checkpoint no longer matches; start the question again",
+                       {"reasons": reasons, "checkpoint_id": checkpoint["checkpoint_id"],
+                        "checkpoint": checkpoint["parts"], "current": current})
+    question = svc.db.one("SELECT * FROM messages WHERE message_id=?", detail["user_message_id"])
+    if question is None:
+        raise not_found("question")
+    new = start_run(svc, session, user.user_id, question, detail["branch_id"], resume_from=run_id,
+                    resume_state=checkpoint["state"], traceparent=request.headers.get("traceparent"))
+    return JSONResponse({"run_id": new["run_id"], "resume_from": run_id,
+                         "checkpoint_id": checkpoint["checkpoint_id"]}, status_code=201)

@@ -1,0 +1,25 @@
+"""The direct entry of the retrieval tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+
+from workbench.access import require_project
+from workbench.auth import User, current_user, services
+from workbench.schemas import SearchIn
+from workbench.search import internal_search
+
+router = APIRouter(prefix="/api/v1")
+
+
+@router.post("/tools/internal_search")
+async def search(body: SearchIn, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+    svc = services(request)
+    require_project(svc.db, user.user_id, body.project_id)
+    history = [h.model_dump() for h in body.history] if body.history else None
+    outcome = await internal_search(svc, user_id=user.user_id, project_id=body.project_id, queries=body.queries,
+                                    scope=body.scope, history=history)
+    return {**outcome.to_api(), "embedding_requests": outcome.embedding_requests,
+            "retrieval_model_requests": outcome.retrieval_model_requests}

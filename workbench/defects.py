@@ -1,0 +1,46 @@
+"""Seeded defects for self-validation: each breaks exactly one promise of the eval set.
+
+They are for tests only and are refused unless a chaos token is configured.
+"""
+
+from __future__ import annotations
+
+DEFECTS: dict[str, str] = {
+    "logout_keeps_token": "logout answers 204 but the token keeps working",
+    "unauth_run_detail": "run details are served without authentication",
+    "cross_user_file": "a document's original file is served to any logged-in user",
+    "cross_user_export": "a session export is served to any logged-in user",
+    "silent_parse_failure": "scanned or image-only files are reported ready",
+    "scope_leak": "the retrieval tool ignores the scope and searches every readable document",
+    "tool_result_misrouted": "with several tool calls, results are attached to the wrong tool_call_id",
+    "fake_tool_success": "a failing search is reported ok with made-up hits",
+    "empty_answer_completed": "an empty model answer ends completed instead of failed/empty_answer",
+    "stop_not_propagated": "stop marks the run stopped but the work continues and the slot stays held",
+    "disconnect_cancels": "closing the event stream cancels the run",
+    "stale_checkpoint_resumes": "resume ignores a changed checkpoint signature",
+    "restart_marks_user_stop": "runs cut by a restart are marked stopped/user_stop",
+    "summary_drops_originals": "making a summary deletes the messages it covers",
+    "branch_mixing": "a follow-up on a branch sees the other branch's history",
+    "citation_page_shift": "citations report the page after the true page",
+    "duplicate_quote_highlighted": "a quote found several times is highlighted at its first place as unique",
+    "stale_highlight_cache": "citation locate results are cached by paper and quote, ignoring file content",
+    "removed_source_returns": "papers removed from the scope still come back in new answers",
+    "export_other_session": "export includes messages from the user's other sessions",
+    "truncate_long_input": "over-budget messages are silently truncated and the run completes",
+    "model_fallback_silent": "an invalid model config silently falls back to the default model",
+    "api_key_leak": "the model config endpoint returns the API key in plain text",
+    "trace_incomplete_unmarked": "a trace cut by the span budget still says trace_complete=true",
+}
+
+
+class Defects:
+    """The set of defects this server was started with."""
+
+    def __init__(self, names: list[str]) -> None:
+        unknown = [n for n in names if n not in DEFECTS]
+        if unknown:
+            raise ValueError(f"unknown defect(s): {', '.join(unknown)}; see `python -m workbench defects`")
+        self.names = frozenset(names)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names
