@@ -97,9 +97,10 @@ class AgentLoop:
         self.run = run
         self.plan = plan
         self.d = run.detail
-        self.stages = StageLog(svc.metrics)
-        self.d["stages"] = self.stages.records
         self.trace = RunTrace(svc, self.d, plan.traceparent)
+        self.stages = StageLog(svc.metrics, self.trace)
+        self.d["stages"] = self.stages.records
+        self.langfuse = svc.langfuse.start_run(self.d, plan) if svc.langfuse else None
         self.answer: list[str] = []
         self.actual_costs: list[float] = []
 
@@ -120,6 +121,8 @@ class AgentLoop:
                 self._end("failed", "internal_error", f"{type(exc).__name__}: {exc}")
             root.set_attribute("run.state", self.d["state"])
             root.set_attribute("run.end_reason", self.d["end_reason"] or "")
+            if self.langfuse is not None:
+                self.langfuse.end(self.d, "".join(self.answer))
 
     # -- the loop ------------------------------------------------------------------------------------------
     async def _execute(self) -> None:
@@ -140,10 +143,12 @@ class AgentLoop:
             state.round += 1
             self.d["rounds"] = state.round
             tools_offered = state.round < max_rounds and forced is None
-            result = await self._model_round(provider, state, tools_offered)
-            if not (result.tool_calls and tools_offered):
-                break
-            progressed = await self._tool_cycle(state, result)
+            with self.trace.span(f"round {state.round}", {"rig.round": state.round,
+                                                          "rig.tools_offered": tools_offered}):
+                result = await self._model_round(provider, state, tools_offered)
+                if not (result.tool_calls and tools_offered):
+                    break
+                progressed = await self._tool_cycle(state, result)
             repeated_rounds = 0 if progressed else repeated_rounds + 1
             if repeated_rounds >= self.svc.settings.no_progress_threshold:
                 forced = "no_progress"
@@ -169,10 +174,13 @@ class AgentLoop:
                                  "text": "正在整理证据并撰写回答" if state.hits else "正在撰写回答"})
         attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": provider.model,
                  "gen_ai.provider.name": provider.provider, "rig.round": state.round}
+        generation = self.langfuse.generation(provider, request) if self.langfuse else None
         with self.trace.span(f"chat {provider.model}", attrs) as span:
             async with self.stages.stage("model", round=state.round):
                 result = await self._generate(provider, request)
             self._account(result, request)
+            if generation is not None:
+                generation.finish(result, self.plan.model.model)
             span.set_attribute("gen_ai.usage.input_tokens", result.input_tokens or 0)
             span.set_attribute("gen_ai.usage.output_tokens", result.output_tokens or 0)
             span.set_attribute("gen_ai.response.finish_reasons", [result.finish_reason])

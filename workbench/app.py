@@ -15,9 +15,10 @@ from workbench.chaos import FaultRegistry
 from workbench.config import ServerConfig
 from workbench.db import Database
 from workbench.defects import Defects
-from workbench.errors import ApiError, handle_api_error, handle_validation_error
+from workbench.errors import ApiError, handle_api_error, handle_unexpected, handle_validation_error
 from workbench.index import Bm25Index
 from workbench.ingest import IngestWorker
+from workbench.langfuse_export import LangfuseExport
 from workbench.metrics import Metrics
 from workbench.middleware import RequestMiddleware
 from workbench.runs import RunManager
@@ -43,6 +44,7 @@ def build_services(config: ServerConfig) -> Services:
     svc.ingest = IngestWorker(svc.db, files, svc.index, metrics, svc.defects)
     svc.runs = RunManager(svc)
     svc.tracing = Tracing(config)
+    svc.langfuse = LangfuseExport.from_env()
     return svc
 
 
@@ -63,11 +65,14 @@ def create_app(config: ServerConfig) -> FastAPI:
             await svc.runs.drain(config.drain_timeout_s)
             svc.ingest.stop()
             svc.tracing.shutdown()
+            if svc.langfuse is not None:
+                svc.langfuse.shutdown()
 
     app = FastAPI(title="workbench", version=__version__, lifespan=lifespan)
     app.state.services = svc
     app.add_exception_handler(ApiError, handle_api_error)
     app.add_exception_handler(RequestValidationError, handle_validation_error)
+    app.add_exception_handler(Exception, handle_unexpected)
     for module in (auth_routes, projects, tools, sessions, runs, citations, model_config, chaos, health):
         app.include_router(module.router)
     app.add_middleware(RequestMiddleware, metrics=svc.metrics)

@@ -38,3 +38,12 @@ async def handle_validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = [{"loc": list(e.get("loc", [])), "msg": e.get("msg", "")} for e in exc.errors()]
     return JSONResponse(error_body("invalid_request", "request body is invalid", {"errors": errors}), status_code=422)
+
+
+async def handle_unexpected(_: Request, exc: Exception) -> JSONResponse:
+    """Anything unforeseen still answers in protocol shape (the details stay in the server log)."""
+    import logging
+
+    logging.getLogger("workbench").exception("unhandled error", exc_info=exc)
+    return JSONResponse(error_body("internal_error", "the server hit an unexpected error; see its log"),
+                        status_code=500)

@@ -73,9 +73,13 @@ class RunManager:
         run.flushed = len(run.events)
 
     def emit(self, run: LiveRun, event: str, data: dict[str, Any]) -> None:
+        first_token = event == "token" and run.detail.get("first_token_at") is None
         run.emit(event, data)
         if event != "token" or len(run.events) - run.flushed >= FLUSH_EVERY:
             self.flush_events(run)
+        if first_token and run.detail.get("first_token_at") is not None:
+            self.flush_events(run)
+            self.save(run)  # T4 of a run survives even if the process dies before the run ends
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     def start(self, run: LiveRun, body: Callable[[LiveRun], Awaitable[None]]) -> None:

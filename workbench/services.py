@@ -17,6 +17,7 @@ from workbench.security import KeyVault
 
 if TYPE_CHECKING:
     from workbench.ingest import IngestWorker
+    from workbench.langfuse_export import LangfuseExport
     from workbench.runs import RunManager
     from workbench.tracing import Tracing
 
@@ -35,6 +36,7 @@ class Services:
     ingest: IngestWorker = field(init=False)
     runs: RunManager = field(init=False)
     tracing: Tracing = field(init=False)
+    langfuse: LangfuseExport | None = field(init=False, default=None)
 
     @property
     def code_version(self) -> str:

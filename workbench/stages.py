@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from typing import Any, Protocol
 
 from workbench.clock import iso, now_ms
 from workbench.metrics import Metrics
 
 
-class StageLog:
-    """An ordered list of stage records; `open` stages are the ones a cancellation would reach."""
+class SpanSource(Protocol):
+    def span(self, name: str, attributes: dict[str, Any] | None = None) -> AbstractContextManager[Any]: ...
 
-    def __init__(self, metrics: Metrics | None = None) -> None:
+
+class StageLog:
+    """An ordered list of stage records (each also a span when a trace is given)."""
+
+    def __init__(self, metrics: Metrics | None = None, trace: SpanSource | None = None) -> None:
         self.records: list[dict[str, Any]] = []
         self.metrics = metrics
+        self.trace = trace
 
     @asynccontextmanager
     async def stage(self, name: str, **attrs: Any) -> AsyncIterator[dict[str, Any]]:
@@ -25,8 +30,10 @@ class StageLog:
         record: dict[str, Any] = {"name": name, **attrs, "started_at": iso(started), "started_at_ms": started,
                                   "ended_at": None, "ended_at_ms": None, "ok": None, "cancelled": False}
         self.records.append(record)
+        span_cm = self.trace.span(f"stage {name}", {"rig.stage": name}) if self.trace else nullcontext()
         try:
-            yield record
+            with span_cm:
+                yield record
         except asyncio.CancelledError:
             record["cancelled"] = True
             record["ok"] = False

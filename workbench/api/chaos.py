@@ -6,6 +6,7 @@ import hmac
 from typing import Any
 
 from fastapi import APIRouter, Request
+from pydantic import ValidationError
 
 from workbench.auth import services
 from workbench.chaos import FaultSpec
@@ -52,7 +53,11 @@ async def put_settings(patch: SettingsPatch, request: Request) -> dict[str, Any]
     _guard(request)
     svc = services(request)
     merged = svc.settings.model_dump() | patch.model_dump(exclude_none=True)
-    new = type(svc.settings).model_validate(merged)
+    try:
+        new = type(svc.settings).model_validate(merged)
+    except ValidationError as exc:
+        errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
+        raise ApiError(422, "invalid_settings", "settings out of range", {"errors": errors}) from None
     for key, value in new.model_dump().items():
         setattr(svc.settings, key, value)
     return svc.settings.model_dump()

@@ -24,6 +24,11 @@ from workbench.views import message_view
 router = APIRouter(prefix="/api/v1")
 
 
+def refuse_while_draining(svc: Services) -> None:
+    if svc.runs.shutting_down:
+        raise ApiError(503, "shutting_down", "the server is shutting down; retry against the restarted server")
+
+
 def effective_scope(svc: Services, user_id: str, scope: list[str], attachments: list[str]
                     ) -> tuple[list[str], list[dict[str, str]]]:
     """(scope ∪ attachments) ∩ readable documents; everything else is dropped with its reason."""
@@ -84,6 +89,7 @@ async def post_message(session_id: str, body: MessageIn, request: Request,
                        user: User = Depends(current_user)) -> dict[str, Any]:
     svc = services(request)
     s = require_session(svc.db, user.user_id, session_id)
+    refuse_while_draining(svc)
     content = body.content
     measured = count_tokens(content)
     budget = svc.settings.input_budget_tokens

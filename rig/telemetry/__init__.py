@@ -1,0 +1,1 @@
+"""Telemetry: the rig's OTLP receiver, its own spans, and Prometheus metrics."""

@@ -1,0 +1,164 @@
+"""A small OTLP/HTTP trace receiver on loopback (protobuf or JSON), for the target's spans.
+
+It accepts `POST /v1/traces` (any OTLP exporter) and `POST /api/public/otel/v1/traces` (what the
+Langfuse SDK sends), decodes spans with `opentelemetry-proto`, and hands each one to the sinks.
+Authorization headers are never kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from google.protobuf.json_format import Parse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    """One span as received: ids in hex, times in epoch nanoseconds, attributes as plain values."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    scope: str
+    path: str
+    status_code: int = 0
+
+    @property
+    def service(self) -> str:
+        return str(self.resource.get("service.name", ""))
+
+
+def _value(v: Any) -> Any:
+    kind = v.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_value(x) for x in v.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _value(kv.value) for kv in v.kvlist_value.values}
+    if kind == "bytes_value":
+        return v.bytes_value.hex()
+    return getattr(v, kind)
+
+
+def decode(body: bytes, content_type: str, path: str) -> list[ReceivedSpan]:
+    """Spans of one OTLP export request."""
+    request = ExportTraceServiceRequest()
+    if "json" in content_type:
+        Parse(body.decode("utf-8"), request)
+    else:
+        request.ParseFromString(body)
+    spans = []
+    for rs in request.resource_spans:
+        resource = {kv.key: _value(kv.value) for kv in rs.resource.attributes}
+        for ss in rs.scope_spans:
+            for s in ss.spans:
+                spans.append(ReceivedSpan(
+                    trace_id=s.trace_id.hex(), span_id=s.span_id.hex(),
+                    parent_span_id=s.parent_span_id.hex() or None, name=s.name,
+                    start_ns=s.start_time_unix_nano, end_ns=s.end_time_unix_nano,
+                    attributes={kv.key: _value(kv.value) for kv in s.attributes}, resource=resource,
+                    scope=ss.scope.name, path=path, status_code=s.status.code,
+                ))
+    return spans
+
+
+@dataclass
+class OtlpReceiver:
+    """Start with `start()`; `endpoint` is the base URL to give an exporter; spans land in `spans`."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    spans: list[ReceivedSpan] = field(default_factory=list)
+    sinks: list[Callable[[ReceivedSpan], None]] = field(default_factory=list)
+    requests: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._arrived = threading.Condition(self._lock)
+
+    @property
+    def endpoint(self) -> str:
+        assert self._server is not None
+        return f"http://{self.host}:{self._server.server_address[1]}"
+
+    def start(self) -> OtlpReceiver:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                path = self.path.split("?")[0]
+                if path not in PATHS:
+                    self.send_error(404)
+                    return
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.headers.get("content-encoding") == "gzip":
+                    body = gzip.decompress(body)
+                ctype = self.headers.get("content-type", "application/x-protobuf")
+                try:
+                    spans = decode(body, ctype, path)
+                except Exception as exc:  # a malformed export is the sender's problem: answer 400
+                    self.send_error(400, f"cannot decode OTLP: {exc}")
+                    return
+                receiver._accept(spans)
+                if "json" in ctype:
+                    payload, out_type = json.dumps({}).encode(), "application/json"
+                else:
+                    payload, out_type = ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf"
+                self.send_response(200)
+                self.send_header("content-type", out_type)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *_: Any) -> None:
+                return
+
+        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
+        self._thread.start()
+        return self
+
+    def _accept(self, spans: list[ReceivedSpan]) -> None:
+        with self._arrived:
+            self.requests += 1
+            self.spans.extend(spans)
+            self._arrived.notify_all()
+        for span in spans:
+            for sink in self.sinks:
+                sink(span)
+
+    def wait_for(self, predicate: Callable[[list[ReceivedSpan]], bool], timeout_s: float = 10.0) -> bool:
+        """Block until `predicate(spans)` holds or the timeout passes; returns whether it held."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: predicate(self.spans), timeout=timeout_s)
+
+    def trace(self, trace_id: str) -> list[ReceivedSpan]:
+        with self._lock:
+            return [s for s in self.spans if s.trace_id == trace_id]
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -1,0 +1,316 @@
+"""Seeded defects: each breaks its promise (its probe fails), and the clean build keeps every promise.
+
+A probe returns True when the promise holds. The clean workbench must pass all of them; a workbench
+started with one defect must fail that defect's probe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rig.adapters.models import CheckpointEvent, TokenEvent
+from rig.corpus_load import load_corpus
+from rig.embedded import EmbeddedWorkbench
+from rig.errors import TargetHTTPError
+from rig.waiting import wait_until
+from tests.conftest import CHAOS_TOKEN, Corpus, LiveWorkbench
+from tests.workbench.helpers import ask, open_on, settings, slots_in_use, slow_stream, wait_terminal
+from workbench.defects import DEFECTS
+
+Probe = Callable[[LiveWorkbench], bool]
+PROBES: dict[str, Probe] = {}
+NEEDED = ["P15", "P13", "P21", "P32", "P32-DUPQUOTE", "P32-CHANGED"]
+
+
+def probe(defect: str) -> Callable[[Probe], Probe]:
+    def register(fn: Probe) -> Probe:
+        PROBES[defect] = fn
+        return fn
+    return register
+
+
+def status(fn: Callable[[], object]) -> int:
+    try:
+        fn()
+    except TargetHTTPError as exc:
+        return exc.status
+    return 200
+
+
+@probe("logout_keeps_token")
+def _(wb: LiveWorkbench) -> bool:
+    auth = wb.adapter.login(wb.a.username, wb.a.password)
+    wb.adapter.logout(auth)
+    return status(lambda: wb.adapter.me(auth)) == 401
+
+
+@probe("unauth_run_detail")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    return status(lambda: wb.adapter.run(None, asked.run_id)) == 401
+
+
+@probe("cross_user_file")
+def _(wb: LiveWorkbench) -> bool:
+    return status(lambda: wb.adapter.download(wb.auth_b, wb.corpus.doc("P32"))) in (403, 404)
+
+
+@probe("cross_user_export")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    return status(lambda: wb.adapter.export(wb.auth_b, asked.session_id, "md")) in (403, 404)
+
+
+@probe("silent_parse_failure")
+def _(wb: LiveWorkbench) -> bool:
+    return wb.adapter.document(wb.auth_a, wb.corpus.doc("P15")).status == "no_text"
+
+
+@probe("scope_leak")
+def _(wb: LiveWorkbench) -> bool:
+    p21 = wb.corpus.doc("P21")
+    query = ["buyer protection badge 买家保护"]
+    hits = wb.adapter.search(wb.auth_a, wb.corpus.project_id, query, [p21]).results[0].hits
+    return all(h.doc_id == p21 for h in hits)
+
+
+@probe("tool_result_misrouted")
+def _(wb: LiveWorkbench) -> bool:
+    queries = ["buyer protection badge", "warranty dealer"]
+    result = wb.adapter.search(wb.auth_a, wb.corpus.project_id, queries)
+    return [(r.tool_call_id, r.query) for r in result.results] == list(zip(result.tool_call_ids, queries, strict=True))
+
+
+@probe("fake_tool_success")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "internal_search", "mode": "error", "times": 1})
+        result = wb.adapter.search(wb.auth_a, wb.corpus.project_id, ["badge"], [wb.corpus.doc("P32")])
+    return result.results[0].ok is False and result.results[0].hits == []
+
+
+@probe("empty_answer_completed")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "llm", "mode": "empty", "times": 1})
+        asked = ask(wb, ["P32"], "2.9%指什么？")
+    return (asked.detail.state, asked.detail.end_reason) == ("failed", "empty_answer")
+
+
+@probe("stop_not_propagated")
+def _(wb: LiveWorkbench) -> bool:
+    with slow_stream(wb):
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if isinstance(e, TokenEvent))
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        list(stream)
+        wait_until(lambda: slots_in_use(wb) == 0, 30.0)
+    detail = wb.adapter.run(wb.auth_a, sub.run_id)
+    answered = [m for m in wb.adapter.session(wb.auth_a, sid).messages if m.role == "assistant"]
+    return detail.state == "stopped" and any(s.cancelled for s in detail.stages) and not answered
+
+
+@probe("disconnect_cancels")
+def _(wb: LiveWorkbench) -> bool:
+    with slow_stream(wb):
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if isinstance(e, TokenEvent))
+        stream.close()
+        return wait_terminal(wb, sub.run_id).state == "completed"
+
+
+def _stopped_with_checkpoint(wb: LiveWorkbench) -> tuple[str, str]:
+    with slow_stream(wb):
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if isinstance(e, CheckpointEvent))
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        list(stream)
+        wait_terminal(wb, sub.run_id)
+    return sid, sub.run_id
+
+
+@probe("stale_checkpoint_resumes")
+def _(wb: LiveWorkbench) -> bool:
+    sid, run_id = _stopped_with_checkpoint(wb)
+    wb.adapter.set_scope(wb.auth_a, sid, [wb.corpus.doc("P32"), wb.corpus.doc("P21")])
+    try:
+        wb.adapter.resume(wb.auth_a, run_id)
+    except TargetHTTPError as exc:
+        return exc.code == "checkpoint_invalid"
+    return False
+
+
+@probe("restart_marks_user_stop")
+def _(wb: LiveWorkbench) -> bool:
+    wb.adapter.chaos("PUT", "settings", {"token_delay_ms": 25})  # a fresh process starts with defaults again
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+    stream = wb.adapter.events(wb.auth_a, sub.run_id)
+    next(e for e in stream if isinstance(e, TokenEvent))
+    wb.target.kill()
+    stream.close()
+    wb.target.start()
+    wb.auth_a = wb.adapter.login(wb.a.username, wb.a.password)
+    wb.auth_b = wb.adapter.login(wb.b.username, wb.b.password)
+    detail = wb.adapter.run(wb.auth_a, sub.run_id)
+    return (detail.state, detail.end_reason) == ("interrupted", "server_restart")
+
+
+@probe("summary_drops_originals")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb, summary_trigger_tokens=40):
+        first = ask(wb, ["P32"], "2.9%指什么？")
+        second = ask(wb, [], "徽章还有信号价值吗？", session_id=first.session_id)
+    session = wb.adapter.session(wb.auth_a, first.session_id)
+    return bool(session.summaries) and len(session.messages) == 4 and second.detail.state == "completed"
+
+
+@probe("branch_mixing")
+def _(wb: LiveWorkbench) -> bool:
+    first = ask(wb, ["P32"], "2.9%指什么？")
+    original = next(m for m in wb.adapter.session(wb.auth_a, first.session_id).messages if m.role == "assistant")
+    regen = wb.adapter.regenerate(wb.auth_a, original.message_id)
+    list(wb.adapter.events(wb.auth_a, regen.run_id))
+    alt = next(m for m in wb.adapter.session(wb.auth_a, first.session_id).messages if m.run_id == regen.run_id
+               and m.role == "assistant")
+    follow = ask(wb, [], "压缩为一句话。", session_id=first.session_id, parent_id=alt.message_id)
+    return original.message_id not in follow.detail.model_input[0].included_message_ids
+
+
+@probe("citation_page_shift")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    cites = [c for m in wb.adapter.session(wb.auth_a, asked.session_id).messages for c in m.citations]
+    return bool(cites) and all(c.page is not None and c.quote in wb.adapter.page_text(wb.auth_a, c.doc_id, c.page).text
+                               for c in cites)
+
+
+@probe("duplicate_quote_highlighted")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32-DUPQUOTE"], "徽章还有信号价值吗？ badge signalling value")
+    cites = [c for m in wb.adapter.session(wb.auth_a, asked.session_id).messages for c in m.citations
+             if "signalling value" in c.quote]
+    located = [wb.adapter.locate_citation(wb.auth_a, c.citation_id) for c in cites]
+    return bool(located) and all(loc.match == "multiple" and not loc.highlights for loc in located)
+
+
+@probe("stale_highlight_cache")
+def _(wb: LiveWorkbench) -> bool:
+    checks = []
+    for paper in ("P32", "P32-CHANGED"):
+        asked = ask(wb, [paper], "总福利提高2.9%指什么？")
+        for m in wb.adapter.session(wb.auth_a, asked.session_id).messages:
+            for c in m.citations:
+                if c.page is None:
+                    continue
+                loc = wb.adapter.locate_citation(wb.auth_a, c.citation_id)
+                text = wb.adapter.page_text(wb.auth_a, c.doc_id, c.page).text
+                checks.append(all(text[h.start:h.end] == c.quote for h in loc.highlights))
+    return bool(checks) and all(checks)
+
+
+@probe("removed_source_returns")
+def _(wb: LiveWorkbench) -> bool:
+    first = ask(wb, ["P21", "P32"], "保修和买家保护分别怎样影响声誉溢价？")
+    wb.adapter.set_scope(wb.auth_a, first.session_id, [wb.corpus.doc("P32")])
+    second = ask(wb, [], "只保留买家保护那篇，重写一段。", session_id=first.session_id)
+    answer = next(m for m in wb.adapter.session(wb.auth_a, first.session_id).messages
+                  if m.run_id == second.run_id and m.role == "assistant")
+    return {c.doc_id for c in answer.citations} <= {wb.corpus.doc("P32")}
+
+
+@probe("export_other_session")
+def _(wb: LiveWorkbench) -> bool:
+    one = ask(wb, ["P32"], "2.9%指什么？")
+    ask(wb, ["P13"], "体验品和搜寻品有什么不同？")
+    exported = json.loads(wb.adapter.export(wb.auth_a, one.session_id, "json").text)
+    return {m["session_id"] for m in exported["messages"]} == {one.session_id}
+
+
+@probe("truncate_long_input")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb, input_budget_tokens=40):
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        code = status(lambda: wb.adapter.ask(wb.auth_a, sid, "请解释买家保护与徽章的关系。" * 10))
+    return code == 413
+
+
+@probe("model_fallback_silent")
+def _(wb: LiveWorkbench) -> bool:
+    before = wb.adapter.model_config(wb.auth_a)
+    wb.adapter.set_model_config(wb.auth_a, "local", "no-such-model")
+    try:
+        asked = ask(wb, ["P32"], "2.9%指什么？")
+    finally:
+        wb.adapter.set_model_config(wb.auth_a, before.provider, before.model)
+    return (asked.detail.state, asked.detail.end_reason) == ("failed", "model_config_invalid")
+
+
+@probe("api_key_leak")
+def _(wb: LiveWorkbench) -> bool:
+    before = wb.adapter.model_config(wb.auth_a)
+    secret = "sk-probe-0123456789abcdef"
+    view = wb.adapter.set_model_config(wb.auth_a, "local", "local-extractive", api_key=secret)
+    got = wb.adapter.model_config(wb.auth_a)
+    wb.adapter.set_model_config(wb.auth_a, before.provider, before.model)
+    return secret not in view.model_dump_json() + got.model_dump_json()
+
+
+@probe("trace_incomplete_unmarked")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb, trace_budget_spans=3):
+        asked = ask(wb, ["P32"], "2.9%指什么？")
+    return asked.detail.trace_complete is False
+
+
+def test_every_seeded_defect_has_a_probe() -> None:
+    assert set(PROBES) == set(DEFECTS)
+
+
+def test_the_clean_build_keeps_every_promise(live: LiveWorkbench) -> None:
+    broken = [name for name, fn in PROBES.items() if name != "restart_marks_user_stop" and not fn(live)]
+    assert broken == []
+
+
+def test_the_clean_build_marks_restarted_runs_interrupted(tmp_path: Path, corpus: Corpus) -> None:
+    with _defect_workbench(tmp_path, corpus, []) as wb:
+        assert PROBES["restart_marks_user_stop"](wb)
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_each_defect_breaks_its_promise(defect: str, tmp_path: Path, corpus: Corpus) -> None:
+    with _defect_workbench(tmp_path, corpus, [defect]) as wb:
+        assert PROBES[defect](wb) is False, f"{defect} was not caught by its probe"
+
+
+class _defect_workbench:  # noqa: N801 - used as a context manager
+    def __init__(self, tmp: Path, corpus: Corpus, defects: list[str]) -> None:
+        self.tmp, self.corpus, self.defects = tmp, corpus, defects
+
+    def __enter__(self) -> LiveWorkbench:
+        from rig.adapters import WorkbenchAdapter
+
+        target = EmbeddedWorkbench(self.tmp / "wb", chaos_token=CHAOS_TOKEN, defects=self.defects)
+        target.start()
+        a, b = target.add_account("alice"), target.add_account("bob")
+        adapter = WorkbenchAdapter(target.url, chaos_token=CHAOS_TOKEN)
+        auth_a, auth_b = adapter.login(a.username, a.password), adapter.login(b.username, b.password)
+        project = adapter.create_project(auth_a, "library")
+        loaded = load_corpus(adapter, auth_a, project, self.corpus.directory, self.corpus.manifest,
+                             include_variants=True, only=NEEDED)
+        self.wb = LiveWorkbench(target, adapter, a, b, auth_a, auth_b, loaded)
+        return self.wb
+
+    def __exit__(self, *_: object) -> None:
+        self.wb.adapter.close()
+        self.wb.target.cleanup()
