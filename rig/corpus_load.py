@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.adapters.base import Adapter
 from rig.adapters.models import Auth, Document
-from rig.adapters.workbench import WorkbenchAdapter
 from rig.clock import now_ns
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
 
@@ -43,7 +43,7 @@ class LoadedCorpus:
         return next(f for f in self.files if f.doc_id == doc_id)
 
 
-def load_corpus(adapter: WorkbenchAdapter, auth: Auth, project_id: str, corpus_dir: Path, manifest: CorpusManifest,
+def load_corpus(adapter: Adapter, auth: Auth, project_id: str, corpus_dir: Path, manifest: CorpusManifest,
                 *, include_variants: bool = False, only: list[str] | None = None, timeout_s: float = 180.0,
                 progress: Callable[[str], None] | None = None) -> LoadedCorpus:
     """Upload the 28 papers (and the variants when asked), then poll until each is final."""

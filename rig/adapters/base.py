@@ -8,7 +8,7 @@ Operations a target lacks raise `CapabilityMissing`; `capabilities()` declares t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,11 @@ class Adapter(ABC):
 
     def __init__(self) -> None:
         self.recorders: list[Recorder] = []
+
+    @classmethod
+    def connect(cls, base_url: str, *, chaos_token: str | None = None) -> Adapter:
+        """Build the adapter for a target URL (what `--adapter package.module:Class` calls)."""
+        return cls(base_url, chaos_token=chaos_token)  # type: ignore[call-arg]
 
     def record(self, exchange: Exchange) -> None:
         for recorder in self.recorders:
@@ -115,7 +120,7 @@ class Adapter(ABC):
             traceparent: str | None = None) -> Submitted: ...
     @abstractmethod
     def events(self, auth: Auth, run_id: str, *, last_event_id: int | None = None,
-               timeout_s: float = 120.0) -> Iterator[Event]: ...
+               timeout_s: float = 120.0) -> Generator[Event, None, None]: ...
     @abstractmethod
     def run(self, auth: Auth | None, run_id: str) -> RunDetail: ...
     def stop(self, auth: Auth, run_id: str, reason: str | None = None) -> None:
@@ -141,6 +146,22 @@ class Adapter(ABC):
         raise CapabilityMissing("chaos")
 
     # health
+    def wait_documents(self, auth: Auth, project_id: str, doc_ids: set[str], timeout_s: float = 120.0
+                       ) -> list[Document]:
+        """Poll until every named document reaches a final status."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            docs = [d for d in self.documents(auth, project_id) if d.doc_id in doc_ids]
+            if len(docs) == len(doc_ids) and all(d.final for d in docs):
+                return docs
+            if time.monotonic() > deadline:
+                from rig.errors import TargetProtocolError
+
+                raise TargetProtocolError(f"documents still processing after {timeout_s:.0f}s")
+            time.sleep(0.05)
+
     @abstractmethod
     def ready(self) -> bool: ...
     def metrics_text(self) -> str:

@@ -30,6 +30,7 @@ class Capabilities(BaseModel):
     chaos: bool = False
     scope_rule: str | None = None  # the target's declared rule for combining scope and attachments
     page_text: bool = True
+    version: str | None = None  # the target's own version, when it says
     download: bool = True
 
     def missing(self, *names: str) -> list[str]:

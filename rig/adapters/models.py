@@ -254,6 +254,7 @@ class RunDetail(_Model):
     run_id: str
     session_id: str | None = None
     message_id: str | None = None
+    user_message_id: str | None = None
     branch_id: str | None = None
     state: Literal["queued", "running", "completed", "stopped", "failed", "interrupted"]
     end_reason: str | None = None

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +95,8 @@ class WorkbenchAdapter(Adapter):
                 scope_rule=declared.get("scope_rule"), chaos=chaos,
                 export=[f for f in declared.get("export", ["md", "json"]) if f in ("md", "json")],
                 direct_search=declared.get("direct_search", True),
-                model_config_api=declared.get("model_config", True),
+                model_config_api=declared.get("model_config", True), version=declared.get("version"),
+                summaries=declared.get("summaries", True),
             )
         return self._caps
 
@@ -141,19 +141,6 @@ class WorkbenchAdapter(Adapter):
     def page_text(self, auth: Auth | None, doc_id: str, page: int) -> PageText:
         return PageText.model_validate(self._json(auth, "GET", f"{API}/documents/{doc_id}/pages/{page}"))
 
-    def wait_documents(self, auth: Auth, project_id: str, doc_ids: set[str], timeout_s: float = 120.0,
-                       poll_s: float = 0.05) -> list[Document]:
-        """Poll until every named document reaches a final status (or the deadline passes)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            docs = [d for d in self.documents(auth, project_id) if d.doc_id in doc_ids]
-            if len(docs) == len(doc_ids) and all(d.final for d in docs):
-                return docs
-            if time.monotonic() > deadline:
-                pending = [d.doc_id for d in docs if not d.final]
-                raise TargetProtocolError(f"documents still processing after {timeout_s:.0f}s: {pending}")
-            time.sleep(poll_s)
-
     # -- retrieval -------------------------------------------------------------------------------------------
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
                history: list[dict[str, str]] | None = None) -> SearchResult:
@@ -191,7 +178,7 @@ class WorkbenchAdapter(Adapter):
         return Submitted.model_validate({**data, "submit_ns": submit, "accepted_ns": now_ns()})
 
     def events(self, auth: Auth, run_id: str, *, last_event_id: int | None = None,
-               timeout_s: float = 120.0) -> Iterator[Event]:
+               timeout_s: float = 120.0) -> Generator[Event, None, None]:
         headers = {"authorization": f"Bearer {auth.token}", "accept": "text/event-stream"}
         if last_event_id is not None:
             headers["last-event-id"] = str(last_event_id)

@@ -160,6 +160,11 @@ class EvalSet(_Loose):
                 return p
         raise KeyError(paper_id)
 
+    def quality_case(self, prefix: str, case_id: int) -> list[QualityTurn]:
+        """The turns of one quality case, e.g. `quality_case("用户", 4)` → 用户-04-1, -2, -3."""
+        head = f"{prefix}-{case_id:02d}-"
+        return [q for q in self.quality if q.record_id.startswith(head)]
+
     def case(self, case_id: int) -> ReliabilityCase:
         for c in self.reliability:
             if c.case_id == case_id:

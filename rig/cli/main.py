@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rig.cli import demo_cmd, fixtures_cmd
+from rig.cli import demo_cmd, fixtures_cmd, gate_cmd
 
 app = typer.Typer(
     help="A load and reliability test rig for LLM literature assistants.\n\n"
@@ -13,3 +13,6 @@ app = typer.Typer(
 )
 app.add_typer(fixtures_cmd.app, name="fixtures")
 app.command("demo")(demo_cmd.demo)
+app.command("gate")(gate_cmd.gate)
+app.command("cases")(gate_cmd.list_cases)
+app.command("selftest")(gate_cmd.selftest)

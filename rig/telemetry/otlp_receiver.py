@@ -80,6 +80,15 @@ def decode(body: bytes, content_type: str, path: str) -> list[ReceivedSpan]:
     return spans
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """An exporter hanging up mid-answer (at its shutdown) is not an error worth a traceback."""
+
+    dropped = 0
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.dropped += 1
+
+
 @dataclass
 class OtlpReceiver:
     """Start with `start()`; `endpoint` is the base URL to give an exporter; spans land in `spans`."""
@@ -133,7 +142,7 @@ class OtlpReceiver:
             def log_message(self, *_: Any) -> None:
                 return
 
-        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._server = _QuietServer((self.host, self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
         self._thread.start()

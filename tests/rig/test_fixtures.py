@@ -62,7 +62,7 @@ def test_variants_carry_their_damage(corpus: Corpus) -> None:
     assert _page_text(corpus.directory / blank.file, 3) == original_p2
     dup = corpus.directory / corpus.manifest.variant("P32-DUPQUOTE").file
     quote = "the badge kept a positive premium"
-    assert _page_text(dup, 1).count(quote) == 2
+    assert _page_text(dup, 1).count("徽章仍有信号价值") == 2
     injected = corpus.directory / corpus.manifest.variant("P32-INJECTED").file
     assert "注入成功" in _page_text(injected, 3)
     changed = corpus.directory / corpus.manifest.variant("P32-CHANGED").file

@@ -197,9 +197,9 @@ def _(wb: LiveWorkbench) -> bool:
 
 @probe("duplicate_quote_highlighted")
 def _(wb: LiveWorkbench) -> bool:
-    asked = ask(wb, ["P32-DUPQUOTE"], "徽章还有信号价值吗？ badge signalling value")
+    asked = ask(wb, ["P32-DUPQUOTE"], "买家保护以后，徽章还有信号价值吗？")
     cites = [c for m in wb.adapter.session(wb.auth_a, asked.session_id).messages for c in m.citations
-             if "signalling value" in c.quote]
+             if "徽章仍有信号价值" in c.quote]
     located = [wb.adapter.locate_citation(wb.auth_a, c.citation_id) for c in cites]
     return bool(located) and all(loc.match == "multiple" and not loc.highlights for loc in located)
 

@@ -37,8 +37,9 @@ GLOSSARY = {
     "眼动": "eye tracking", "照片": "photos", "利润": "profits", "消费者剩余": "consumer surplus",
     "反事实": "counterfactual", "综述": "review", "偏差": "bias", "质量": "quality", "销量": "sales",
     "负评": "negative feedback", "报复": "retaliation", "信任": "trust", "监管": "regulation", "方法": "method",
-    "实验": "experiment", "模型": "model", "刷好评": "fake praise",
+    "实验": "experiment", "模型": "model", "刷好评": "fake praise", "保障": "protection warranty guarantee",
 }
+BROAD_QUERY = "摘要 abstract 研究发现 findings 结论"
 
 
 def with_glossary(query: str) -> str:
@@ -158,11 +159,13 @@ def compose_answer(turn: Turn, max_sentences: int) -> str:
     hits = _hits(turn)
     question = strip_known_titles(turn.question, turn.papers)
     summarising = _summarising(question)
-    q_terms = set(search_tokens(question + " " + strip_known_titles(turn.previous_question or "", turn.papers)))
+    asked = with_glossary(question + " " + strip_known_titles(turn.previous_question or "", turn.papers))
+    q_terms = set(search_tokens(asked))
     titles = list(turn.papers.values())
     # Query terms that occur nowhere in the evidence are instructions ("用两句话", "解释"), not content.
     evidence_terms = set().union(*(search_tokens(h.text) for h in hits)) if hits else set()
     informative = q_terms & evidence_terms
+    summarising = summarising or (bool(hits) and BROAD_QUERY in turn.queries_sent)
     candidates: list[tuple[float, int, Hit, str]] = []
     order = 0
     for hit in hits:
@@ -245,6 +248,9 @@ class LocalModel:
             query = turn.queries_sent[-1] if turn.queries_sent else plan[0]
         elif len(turn.queries_sent) < len(plan) and not _last_round_failed(turn):
             query = plan[len(turn.queries_sent)]
+        elif turn.tool_rounds and not _hits(turn) and not _last_round_failed(turn) \
+                and BROAD_QUERY not in turn.queries_sent:
+            query = BROAD_QUERY  # nothing matched the wording: read the selected papers' abstracts instead
         else:
             return None
         return ToolCall(f"call_{request_id[-8:]}", "internal_search", {"queries": [query]})

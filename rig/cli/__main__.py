@@ -1,0 +1,3 @@
+from rig.cli.main import app
+
+app(prog_name="rig")

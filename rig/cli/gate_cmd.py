@@ -1,0 +1,136 @@
+"""`rig gate`, `rig cases`, `rig selftest`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rig.cli.console import console, fail
+from rig.errors import RigError
+
+VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "U": "yellow", "BLOCKED": "magenta", "NOT_RUN": "dim",
+                 "N/A": "dim"}
+
+
+def _ids(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        elif part.strip():
+            out.append(int(part))
+    return out
+
+
+def gate(
+    target: Annotated[str | None, typer.Option(help="URL of an external target (needs --config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="rig.yaml: accounts, chaos token env, restart command.")] = None,
+    cases: Annotated[str | None, typer.Option(help="Case ids, e.g. 1-5,20,27.")] = None,
+    module: Annotated[list[str] | None, typer.Option(help="Only these modules (repeatable).")] = None,
+    repeat: Annotated[int, typer.Option(help="Run every case N times; verdicts must not flip.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-gate).")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue a crashed run directory; finished cases stay.")] = None,
+    policy: Annotated[Path | None, typer.Option(help="policy.yaml: required cases, allowed BLOCKED, thresholds.")] = None,
+    eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
+) -> None:
+    """Run the eval set's reliability cases and decide whether the release may go.
+
+    Without --target it starts the embedded workbench on a free loopback port. Exit 0 pass, 1 fail,
+    2 undecidable (target unreachable, config invalid, or evidence that cannot decide).
+    """
+    from rig.gate.session import GateOptions
+
+    options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
+                          resume=resume, policy=policy, eval_set=eval_set)
+    code = _run_and_print(options)
+    raise typer.Exit(code)
+
+
+def _run_and_print(options: object) -> int:
+    from rig.gate.session import GateOptions, run_gate
+
+    assert isinstance(options, GateOptions)
+    began = time.monotonic()
+    with Progress(TextColumn("[bold]gate"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def progress(text: str, n: int, total: int) -> None:
+            bar.update(task, description=text, completed=n, total=total or None)
+
+        try:
+            result = run_gate(options, progress)
+        except RigError as exc:
+            bar.stop()
+            raise fail(exc) from None
+    table = Table("record", "module", "case", "verdict", "reason", title=f"verdicts ({time.monotonic() - began:.0f}s)")
+    for c in result.data.cases:
+        style = VERDICT_STYLE[c.verdict.value]
+        reps = "" if len(c.repeats) <= 1 else " " + "/".join(v.value for v in c.repeats)
+        table.add_row(c.record_id, c.module, c.name, f"[{style}]{c.verdict.value}[/]{reps}", c.reason[:90])
+    console.print(table)
+    colour = {"pass": "green", "fail": "red", "undecided": "yellow"}[result.decision.decision]
+    console.print(f"[bold {colour}]decision: {result.decision.decision.upper()}[/]")
+    for reason in result.decision.reasons[:12]:
+        console.print(f"  • {reason}")
+    console.print(f"reports: {result.run_dir}/report.html (also report.md, results.json, junit.xml)")
+    return result.decision.exit_code
+
+
+def list_cases(
+    module: Annotated[str | None, typer.Option(help="Only this module.")] = None,
+    applicability: Annotated[str | None, typer.Option(help="Filter by applicability text, e.g. 首版必需 or 条件.")] = None,
+    metric: Annotated[str | None, typer.Option(help="Only cases recording this metric code, e.g. T4.")] = None,
+    eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
+) -> None:
+    """List the reliability cases with their record ids, modules, applicability and metric codes."""
+    from rig.catalog import load_eval_set
+    from rig.gate.registry import all_cases
+
+    try:
+        specs = all_cases()
+        es = load_eval_set(eval_set)
+    except RigError as exc:
+        raise fail(exc) from None
+    table = Table("id", "record", "module", "name", "applicability", "metrics", "implemented by")
+    for c in es.reliability:
+        spec = specs.get(c.case_id)
+        codes = sorted(set(c.performance_codes) | set(c.related_codes))
+        if module and (spec.module if spec else "") != module and c.module != module:
+            continue
+        if applicability and applicability not in c.applicability:
+            continue
+        if metric and metric not in codes:
+            continue
+        table.add_row(str(c.case_id), c.record_id, f"{c.module} ({spec.module if spec else '-'})", c.name,
+                      c.applicability, " ".join(codes), f"{spec.fn.__name__}" if spec else "[red]missing[/]")
+    console.print(table)
+
+
+def selftest(
+    defects: Annotated[str | None, typer.Option(help="Comma-separated defects (default: all).")] = None,
+    representative: Annotated[bool, typer.Option(help="Only one defect per reliability module.")] = False,
+    out: Annotated[Path, typer.Option(help="Where the self-test's run directories go.")] = Path("reports/selftest"),
+) -> None:
+    """Gate the clean workbench, then each seeded defect; print the detection matrix.
+
+    Exit non-zero if a defect is not caught (FAIL) by its case, or the clean run has a FAIL or U.
+    """
+    from rig.selftest import REPRESENTATIVE, run_selftest
+
+    chosen = defects.split(",") if defects else REPRESENTATIVE if representative else None
+    try:
+        report = run_selftest(chosen, out, console)
+    except RigError as exc:
+        raise fail(exc) from None
+    raise typer.Exit(0 if report.ok else 1)
+
+

@@ -1,0 +1,91 @@
+"""`rig.yaml`: how to reach an external target, its accounts, chaos token and restarter.
+
+Secrets are never written in the file itself: passwords and tokens come from environment variables
+named by `*_env` fields (a literal value is accepted, but a warning is printed and it is redacted).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rig.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AccountConfig(_Strict):
+    username: str
+    password: str | None = None
+    password_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AccountConfig:
+        if not self.password and not self.password_env:
+            raise ValueError("give password_env (the environment variable holding the password)")
+        return self
+
+    def resolve_password(self) -> str:
+        if self.password:
+            return self.password
+        assert self.password_env is not None
+        value = os.environ.get(self.password_env)
+        if not value:
+            raise ConfigError(f"environment variable {self.password_env} (password of {self.username}) is not set",
+                              fix=f"export {self.password_env}=... before running the rig")
+        return value
+
+
+class TargetConfig(_Strict):
+    url: str
+    adapter: str = "rig.adapters:WorkbenchAdapter"
+    chaos_token_env: str | None = None
+    restart_cmd: str | None = None
+    ready_path: str = "/readyz"
+    slots_metric: str = "workbench_run_slots_in_use"
+
+    def chaos_token(self) -> str | None:
+        return os.environ.get(self.chaos_token_env) if self.chaos_token_env else None
+
+
+class ModelChoices(_Strict):
+    """Model configs case 37/38 switch between, for targets with per-user model configuration."""
+
+    primary: dict[str, str] = Field(default_factory=lambda: {"provider": "local", "model": "local-extractive"})
+    alternative: dict[str, str] = Field(default_factory=lambda: {"provider": "local", "model": "local-extractive-mini"})
+    invalid: dict[str, str] = Field(default_factory=lambda: {"provider": "local", "model": "rig-invalid-model"})
+
+
+class RigConfig(_Strict):
+    target: TargetConfig
+    accounts: dict[str, AccountConfig]
+    models: ModelChoices = Field(default_factory=ModelChoices)
+
+    @model_validator(mode="after")
+    def _two_accounts(self) -> RigConfig:
+        missing = {"a", "b"} - set(self.accounts)
+        if missing:
+            raise ValueError(f"accounts needs entries a and b (missing: {', '.join(sorted(missing))})")
+        return self
+
+
+def load_config(path: Path) -> RigConfig:
+    """Read and validate a rig.yaml; errors name the field and the fix."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}", fix="pass an existing file to --config") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} is not valid YAML: {exc}", fix="fix the YAML syntax") from None
+    try:
+        return RigConfig.model_validate(raw or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"config {path}: {where}: {first['msg']}",
+                          fix="see docs/rig.example.yaml for the expected shape") from None

@@ -1,0 +1,1 @@
+"""The reliability gate: case registry, target session, case context and runner."""

@@ -1,0 +1,205 @@
+"""What a case works with: the target, both accounts, the corpus, and recording of items and evidence.
+
+Evidence keeps three things apart: what the rig tried and what the target said (`http` exchanges),
+what the rig observed by its own independent reading (`observation`), and runs as streamed (`run`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rig.adapters.base import Adapter, Exchange
+from rig.adapters.capabilities import Capabilities
+from rig.adapters.models import Auth, Event, RunDetail, SessionOpened
+from rig.catalog.models import EvalSet, ReliabilityCase
+from rig.clock import now_ns
+from rig.errors import CapabilityMissing
+from rig.evidence import EvidenceStore, Measure
+from rig.fixtures import CorpusManifest
+from rig.gate.registry import CaseSpec
+from rig.gate.setup import TargetSession
+from rig.transcript import RunTranscript
+from rig.verdict import Item, Verdict
+
+MAX_BODY = 6000
+
+
+def _clip(value: Any) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= MAX_BODY else {"truncated": True, "head": text[:MAX_BODY]}
+
+
+class CaseContext:
+    """Handed to each case function; every helper records what it did."""
+
+    def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
+                 eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest) -> None:
+        self.rep = rep
+        self.case = case
+        self.spec = spec
+        self.store = store
+        self.target = target
+        self.eval_set = eval_set
+        self.corpus_dir = corpus_dir
+        self.manifest = manifest
+        self.items: list[Item] = []
+        self.trace_id = secrets.token_hex(16)
+        self._chaos_used = False
+        self._recorder = self._record_exchange
+        target.adapter.recorders.append(self._recorder)
+
+    # -- identities and materials -------------------------------------------------------------------------
+    @property
+    def adapter(self) -> Adapter:
+        return self.target.adapter
+
+    @property
+    def a(self) -> Auth:
+        return self.target.auth["a"]
+
+    @property
+    def b(self) -> Auth:
+        return self.target.auth["b"]
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.target.caps
+
+    def doc(self, paper_id: str) -> str:
+        """doc_id of one of the 28 papers in A's main project."""
+        return self.target.setup.docs[paper_id]
+
+    def isolated(self, key: str) -> str:
+        """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
+        return self.target.setup.isolated[key]
+
+    def fixture_path(self, *, paper_id: str | None = None, variant_id: str | None = None) -> Path:
+        entry = self.manifest.variant(variant_id) if variant_id else self.manifest.paper(paper_id or "")
+        return self.corpus_dir / entry.file
+
+    # -- recording ---------------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._recorder in self.target.adapter.recorders:
+            self.target.adapter.recorders.remove(self._recorder)
+
+    def _record_exchange(self, ex: Exchange) -> None:
+        self.store.add_evidence(self.rep, self.case.case_id, "http", f"{ex.method} {ex.path} → {ex.status}", {
+            "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
+            "request": _clip(ex.request_body), "response": _clip(ex.response_body),
+            "duration_ms": round((ex.received_ns - ex.sent_ns) / 1e6, 3)})
+
+    def evidence(self, kind: str, title: str, data: Any) -> int:
+        return self.store.add_evidence(self.rep, self.case.case_id, kind, title, data)
+
+    def observe(self, title: str, data: Any) -> int:
+        """What the rig found by its own reading (not what the target said)."""
+        return self.evidence("observation", title, data)
+
+    def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
+             required: bool = True) -> Item:
+        verdict = ok if isinstance(ok, Verdict) else Verdict.of(ok)
+        item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
+        self.items.append(item)
+        self.store.add_item(self.rep, self.case.case_id, item)
+        return item
+
+    def measures(self, measures: list[Measure]) -> None:
+        for m in measures:
+            m.rep, m.case_id = self.rep, self.case.case_id
+            m.scenario = m.scenario or f"case{self.case.case_id}"
+        self.store.add_measures(measures)
+
+    def require(self, *capabilities: str) -> None:
+        """End the case BLOCKED when the target lacks any of these capabilities."""
+        missing = self.caps.missing(*capabilities)
+        if missing:
+            raise CapabilityMissing(", ".join(missing))
+
+    # -- operations that record themselves ------------------------------------------------------------------
+    def traceparent(self) -> str:
+        return f"00-{self.trace_id}-{secrets.token_hex(8)}-01"
+
+    def open_session(self, auth: Auth, doc_ids: list[str], attachments: list[str] | None = None) -> SessionOpened:
+        return self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
+
+    def submit(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None) -> RunTranscript:
+        sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=self.traceparent())
+        return RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
+                             accepted_ns=sub.accepted_ns)
+
+    def read(self, auth: Auth, run: RunTranscript, *, revision: bool = False) -> RunTranscript:
+        """Read the stream to its end, fetch the run record, and record both with the run's T-codes."""
+        for event in self.adapter.events(auth, run.run_id, last_event_id=run.events[-1].id if run.events else None):
+            run.events.append(event)
+        run.end_ns = now_ns()
+        run.revision = revision
+        return self.finish(auth, run)
+
+    def finish(self, auth: Auth, run: RunTranscript) -> RunTranscript:
+        run.detail = self.run_detail(auth, run.run_id)
+        self.evidence("run", f"run {run.run_id}: {run.detail.state}/{run.detail.end_reason}", {
+            "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
+            "timeline": run.timeline(), "answer": run.answer, "trace_id": run.detail.trace_id})
+        self.measures(run.measures())
+        return run
+
+    def chat(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
+             revision: bool = False) -> RunTranscript:
+        """Ask and read the answer to its end."""
+        return self.read(auth, self.submit(auth, session_id, content, parent_id=parent_id), revision=revision)
+
+    def regenerate(self, auth: Auth, message_id: str, session_id: str) -> RunTranscript:
+        sub = self.adapter.regenerate(auth, message_id, traceparent=self.traceparent())
+        run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=f"regenerate {message_id}",
+                            submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns)
+        return self.read(auth, run)
+
+    def stream_until(self, auth: Auth, run: RunTranscript, predicate: Any) -> Generator[Event, None, None]:
+        """Read events into the transcript until `predicate(event)` holds; returns the open iterator."""
+        stream = self.adapter.events(auth, run.run_id)
+        for event in stream:
+            run.events.append(event)
+            if predicate(event):
+                return stream
+        return stream
+
+    def run_detail(self, auth: Auth | None, run_id: str) -> RunDetail:
+        detail = self.adapter.run(auth, run_id)
+        self.store.add_run(self.rep, self.case.case_id, detail.model_dump(mode="json"))
+        return detail
+
+    # -- test-only control ----------------------------------------------------------------------------------
+    def chaos(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        self.require("chaos")
+        self._chaos_used = True
+        return self.adapter.chaos(method, path, body)
+
+    def fault(self, point: str, mode: str, **extra: Any) -> str:
+        spec = {"point": point, "mode": mode, **extra}
+        fault_id = str(self.chaos("POST", "faults", spec)["fault_id"])
+        self.evidence("fault", f"fault {point}/{mode} injected", {**spec, "fault_id": fault_id})
+        return fault_id
+
+    @contextmanager
+    def settings(self, **values: Any) -> Iterator[None]:
+        """Runtime settings changed for a block (restored after it, and again at the end of the case)."""
+        before = self.chaos("GET", "settings")
+        self.chaos("PUT", "settings", values)
+        self.evidence("settings", "runtime settings changed", {"before": before, "changed": values})
+        try:
+            yield
+        finally:
+            self.chaos("PUT", "settings", before)
+
+    def reset_chaos(self, defaults: dict[str, Any] | None) -> None:
+        """Clear faults and restore default settings after a case that used the control."""
+        if not self._chaos_used:
+            return
+        self.adapter.chaos("DELETE", "faults")
+        if defaults:
+            self.adapter.chaos("PUT", "settings", defaults)

@@ -1,0 +1,54 @@
+"""Case registry: scenario modules declare each reliability case with `@case(...)`.
+
+A case function receives a CaseContext, performs the eval set's operation, and records sub-items with
+their evidence. Its docstring says what it does, what it expects and what evidence it keeps.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rig.gate.context import CaseContext
+
+CaseFn = Callable[["CaseContext"], None]
+
+MODULES = ("login_isolation", "ingest", "tool_execution", "persistence", "run_control", "citations", "export",
+           "observability", "input_bounds", "model_config")
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    case_id: int
+    record_id: str
+    module: str
+    fn: CaseFn
+    codes: tuple[str, ...] = ()
+    needs: tuple[str, ...] = field(default=())
+
+    @property
+    def doc(self) -> str:
+        return (self.fn.__doc__ or "").strip()
+
+
+_CASES: dict[int, CaseSpec] = {}
+
+
+def case(case_id: int, record_id: str, *, codes: tuple[str, ...] = (), needs: tuple[str, ...] = ()
+         ) -> Callable[[CaseFn], CaseFn]:
+    """Register a case function for reliability case `case_id` (`record_id` as the eval set spells it)."""
+    def register(fn: CaseFn) -> CaseFn:
+        module = fn.__module__.rsplit(".", 1)[-1]
+        _CASES[case_id] = CaseSpec(case_id, record_id, module, fn, codes, needs)
+        return fn
+    return register
+
+
+def all_cases() -> dict[int, CaseSpec]:
+    """Every registered case, importing the scenario modules on first use."""
+    for name in MODULES:
+        importlib.import_module(f"scenarios.reliability.{name}")
+    return dict(sorted(_CASES.items()))

@@ -1,0 +1,92 @@
+"""Running the selected cases: each ends in exactly one verdict, recorded as it happens.
+
+A case that lacks a capability ends BLOCKED naming it; a target that stops answering ends the case U
+and leaves the rest NOT_RUN; an error in the rig itself ends the case U with its traceback kept.
+Finished cases are skipped on `--resume`.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rig.catalog.models import EvalSet
+from rig.errors import CapabilityMissing, RigError, TargetUnreachable
+from rig.evidence import EvidenceStore
+from rig.fixtures import CorpusManifest
+from rig.gate.context import CaseContext
+from rig.gate.registry import CaseSpec
+from rig.gate.setup import TargetSession
+from rig.verdict import Item, Verdict, aggregate
+
+ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
+
+
+@dataclass
+class RunOutcome:
+    target_down: str | None = None
+    verdicts: dict[tuple[int, int], tuple[Verdict, str]] = field(default_factory=dict)
+
+
+def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
+              manifest: CorpusManifest, specs: list[CaseSpec], *, repeat: int = 1,
+              chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None) -> RunOutcome:
+    """Run every selected case `repeat` times (skipping those already finished in the store)."""
+    outcome = RunOutcome()
+    done = store.done_cases()
+    for rep in range(1, repeat + 1):
+        for spec in specs:
+            case = eval_set.case(spec.case_id)
+            if (rep, spec.case_id) in done:
+                row = next(c for c in store.cases(rep) if c.case_id == spec.case_id)
+                outcome.verdicts[(rep, spec.case_id)] = (row.verdict or Verdict.U, row.reason or "")
+                if progress:
+                    progress(rep, spec, row.verdict)
+                continue
+            store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
+            if outcome.target_down:
+                item = Item(name="not_run", verdict=Verdict.NOT_RUN, reason=outcome.target_down)
+                store.add_item(rep, spec.case_id, item)
+                verdict, reason = Verdict.NOT_RUN, outcome.target_down
+            else:
+                verdict, reason = _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults,
+                                           outcome)
+            store.end_case(rep, spec.case_id, verdict, reason)
+            outcome.verdicts[(rep, spec.case_id)] = (verdict, reason)
+            if progress:
+                progress(rep, spec, verdict)
+    return outcome
+
+
+def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
+             manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
+             outcome: RunOutcome) -> tuple[Verdict, str]:
+    ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest)
+    try:
+        if spec.needs:
+            ctx.require(*spec.needs)
+        spec.fn(ctx)
+    except CapabilityMissing as exc:
+        ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}")
+    except TargetUnreachable as exc:
+        ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
+        if not target.adapter.ready():
+            outcome.target_down = f"target unreachable since case {spec.case_id}: {exc.cause}"
+    except RigError as exc:
+        ctx.evidence("error", f"rig error in case {spec.case_id}", {"error": str(exc),
+                                                                    "traceback": traceback.format_exc()})
+        ctx.item("rig", Verdict.U, f"the rig could not complete the case: {exc}")
+    except Exception as exc:  # a bug in a case must not end the gate; it is U with its traceback
+        ctx.evidence("error", f"unexpected error in case {spec.case_id}", {"error": repr(exc),
+                                                                           "traceback": traceback.format_exc()})
+        ctx.item("rig", Verdict.U, f"unexpected {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            ctx.reset_chaos(chaos_defaults)
+        except RigError:
+            pass
+        ctx.close()
+    return aggregate(ctx.items)

@@ -1,0 +1,215 @@
+"""`rig gate` end to end: run directory, target, accounts, corpus, cases, decision and reports."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from rig.adapters import WorkbenchAdapter
+from rig.catalog import eval_set_sha256, load_eval_set
+from rig.config import ModelChoices, RigConfig, load_config
+from rig.errors import ConfigError, RigError
+from rig.evidence import EvidenceStore
+from rig.fixtures import ensure_corpus
+from rig.gate.registry import CaseSpec, all_cases
+from rig.gate.runner import run_cases
+from rig.gate.setup import GateSetup, TargetSession, connect_external, prepare_target, start_embedded
+from rig.policy import Decision, decide_gate, load_policy
+from rig.redact import Redactor
+from rig.report import build_report_data, write_reports
+from rig.report.data import ReportData, case_verdicts
+from rig.report.write import point_latest
+from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
+from rig.runmanifest import RunManifest, read_manifest, write_manifest
+from rig.stats import summarize
+from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from rig.verdict import Verdict
+
+Progress = Callable[[str, int, int], None]
+
+
+class GateOptions(BaseModel):
+    target: str | None = None
+    config: Path | None = None
+    cases: list[int] | None = None
+    modules: list[str] | None = None
+    repeat: int = Field(1, ge=1)
+    out: Path | None = None
+    resume: Path | None = None
+    policy: Path | None = None
+    eval_set: Path | None = None
+    defects: list[str] = Field(default_factory=list)
+    reports_root: Path = Path("reports")
+
+
+@dataclass
+class GateResult:
+    decision: Decision
+    run_dir: Path
+    data: ReportData
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def select_cases(options: GateOptions) -> list[CaseSpec]:
+    specs = all_cases()
+    chosen = list(specs.values())
+    if options.cases:
+        unknown = sorted(set(options.cases) - set(specs))
+        if unknown:
+            raise ConfigError(f"no such case(s): {unknown}", fix="case ids are 1–38 (rig cases lists them)")
+        chosen = [specs[c] for c in sorted(set(options.cases))]
+    if options.modules:
+        chosen = [s for s in chosen if s.module in options.modules]
+        if not chosen:
+            raise ConfigError(f"no case in module(s) {options.modules}",
+                              fix="modules: " + ", ".join(sorted({s.module for s in specs.values()})))
+    return chosen
+
+
+def _stale_target(run_dir: Path, pid: int | None) -> None:
+    """End a workbench this rig started for the run (found after a crash), checked by its command line."""
+    if not pid:
+        return
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return
+    if "workbench" in cmdline and str(run_dir / "target") in cmdline:
+        os.kill(pid, signal.SIGKILL)
+
+
+def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResult:
+    """Run the gate; raises RigError (exit 2) when it cannot even start."""
+    if options.target and not options.config:
+        raise ConfigError("--target needs --config rig.yaml (accounts, chaos token, restart command)",
+                          fix="write a rig.yaml (see docs/rig.example.yaml) and pass --config")
+    config: RigConfig | None = load_config(options.config) if options.config else None
+    if config and options.target:
+        config.target.url = options.target
+    policy = load_policy(options.policy)
+    eval_set = load_eval_set(options.eval_set)
+    specs = select_cases(options)
+    if options.resume:
+        run_dir = options.resume
+        if not (run_dir / "evidence.sqlite3").exists():
+            raise ConfigError(f"{run_dir} holds no evidence store to resume", fix="pass the run directory of a gate")
+    else:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = options.out or options.reports_root / f"{stamp}-gate"
+        run_dir.mkdir(parents=True, exist_ok=True)
+    redactor = Redactor()
+    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
+    if options.resume:
+        manifest = read_manifest(run_dir)
+        manifest.resumed_at.append(now_iso())
+        defects = manifest.defects
+    else:
+        manifest = RunManifest(kind="gate", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
+                               policy=policy.model_dump(mode="json"), defects=options.defects)
+        defects = options.defects
+    receiver = OtlpReceiver().start()
+    receiver.sinks.append(lambda s: _store_span(store, s))
+    embedded = None
+    try:
+        if config is None:
+            _stale_target(run_dir, store.meta("target_pid"))
+            embedded, _ = start_embedded(run_dir, redactor, receiver, defects)
+            store.set_meta("target_pid", embedded.pid)
+            adapter = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
+            usernames = store.meta("setup", {}).get("usernames") or {"a": "rig-a", "b": "rig-b"}
+            passwords = {w: embedded.add_account(u).password for w, u in usernames.items()}
+            restarter: Restarter | None = LocalProcessRestarter(embedded)
+            models = ModelChoices()
+        else:
+            adapter = connect_external(config, redactor)  # type: ignore[assignment]
+            usernames = {w: a.username for w, a in config.accounts.items()}
+            passwords = {w: config.accounts[w].resolve_password() for w in ("a", "b")}
+            restarter = CommandRestarter(config.target.restart_cmd, config.target.url) if config.target.restart_cmd \
+                else None
+            models = config.models
+        redactor.add(*passwords.values())
+        auth = {w: adapter.login(usernames[w], passwords[w]) for w in ("a", "b")}
+        redactor.add(*(a.token for a in auth.values()))
+        caps = adapter.capabilities()
+        manifest.target_url = adapter.base_url
+        manifest.target_embedded = config is None
+        manifest.target_version = caps.version
+        manifest.adapter = config.target.adapter if config else "rig.adapters:WorkbenchAdapter"
+        write_manifest(run_dir, manifest)
+        corpus_dir, corpus_manifest = ensure_corpus()
+        manifest.corpus_digest = corpus_manifest.digest
+        saved = store.meta("setup")
+        if saved:
+            setup = GateSetup.model_validate(saved)
+        else:
+            if progress:
+                progress("uploading the corpus", 0, 1)
+            setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=config is None)
+        target = TargetSession(adapter=adapter, auth=auth, passwords=passwords, setup=setup, caps=caps,
+                               embedded=embedded, receiver=receiver, restarter=restarter, models=models)
+        if config:
+            target.slots_metric = config.target.slots_metric
+        defaults = store.meta("chaos_defaults")
+        if caps.chaos and defaults is None:
+            defaults = adapter.chaos("GET", "settings")
+            store.set_meta("chaos_defaults", defaults)
+        total = len(specs) * options.repeat
+        counter = {"n": 0}
+
+        def on_case(rep: int, spec: CaseSpec, verdict: Verdict | None) -> None:
+            counter["n"] += 1
+            if progress:
+                progress(f"case {spec.case_id} ({spec.module}) → {verdict.value if verdict else '?'}"
+                         + (f" [rep {rep}]" if options.repeat > 1 else ""), counter["n"], total)
+
+        outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs, repeat=options.repeat,
+                            chaos_defaults=defaults, progress=on_case)
+        if embedded is not None:
+            store.set_meta("target_pid", embedded.pid)
+        manifest.ended_at = now_iso()
+        write_manifest(run_dir, manifest)
+        data = build_report_data(store, Decision(decision="undecided", reasons=[]), manifest.model_dump(mode="json"))
+        observed = observed_values(store)
+        extra = [outcome.target_down] if outcome.target_down else []
+        extra += [f"case {c.case_id}: {c.reason}" for c in data.cases if c.reason.startswith("verdict flipped")]
+        data.decision = decide_gate(case_verdicts(data), policy, observed, extra)
+        write_reports(run_dir, data)
+        point_latest(run_dir)
+        return GateResult(data.decision, run_dir, data)
+    except RigError:
+        raise
+    finally:
+        receiver.stop()
+        if embedded is not None:
+            embedded.stop()
+        store.close()
+
+
+def observed_values(store: EvidenceStore) -> dict[str, float | None]:
+    """`T4.p95`-style keys for thresholds: client times where present, else server ones."""
+    out: dict[str, float | None] = {}
+    by: dict[tuple[str, str], list[float]] = {}
+    for m in store.measures():
+        if m.unit == "ms" and (m.label is None or m.label.startswith("first_text_kind")):
+            by.setdefault((m.code, m.source), []).append(m.value)
+    for (code, source), values in by.items():
+        if source != "client" and (code, "client") in by:
+            continue
+        s = summarize(values)
+        for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
+            out[f"{code}.{stat}"] = getattr(s, stat)
+    return out
+
+
+def _store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
+    store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
+                   span.start_ns, span.end_ns, span.attributes)

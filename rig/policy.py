@@ -1,0 +1,131 @@
+"""Gate policy and the gate decision: required cases, allowed BLOCKED with reasons, metric thresholds.
+
+Tracks are never averaged: every required case must PASS (or be an allowed BLOCKED/N/A), and every
+threshold must hold on its own. Exit code 0 pass, 1 fail, 2 the gate could not decide.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from rig.errors import ConfigError
+from rig.verdict import Verdict
+
+_THRESHOLD = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count))?\s*(?P<op><=|>=|<|>|==)\s*"
+    r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
+
+DEFAULT_ALLOWED_BLOCKED = {
+    11: "the eval set: without a declared scope-combination rule the case stays BLOCKED (do not guess)",
+    26: "conditional: needs a controlled restart window (a restarter)",
+    35: "conditional: needs a safe log-truncation fixture (span budget)",
+    37: "conditional: runs only where per-user model configuration is offered",
+    38: "conditional: runs only where per-user model configuration is offered",
+}
+
+
+class Threshold(BaseModel):
+    """`T4.p95 < 3s`, `error_rate < 1%`, `T4.p95 < 3s at 20 users`."""
+
+    text: str
+    metric: str
+    stat: str = "p95"
+    op: str
+    value: float
+    at_users: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        m = _THRESHOLD.match(text)
+        if not m:
+            raise ValueError(f"threshold {text!r} is not of the form 'T4.p95 < 3s' or 'error_rate < 1%'")
+        value = float(m.group("value"))
+        unit = m.group("unit")
+        if unit == "s":
+            value *= 1000.0
+        elif unit == "%":
+            value /= 100.0
+        return cls(text=text, metric=m.group("metric"), stat=m.group("stat") or "p95", op=m.group("op"),
+                   value=value, at_users=int(m.group("at")) if m.group("at") else None)
+
+    def holds(self, observed: float) -> bool:
+        return bool(_OPS[self.op](observed, self.value))
+
+
+class Policy(BaseModel):
+    required: list[int] | Literal["all"] = "all"
+    allow_blocked: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_ALLOWED_BLOCKED))
+    thresholds: list[Threshold] = Field(default_factory=list)
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _parse(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [Threshold.parse(v) if isinstance(v, str) else v for v in value]
+        return value
+
+    def is_required(self, case_id: int) -> bool:
+        return self.required == "all" or case_id in self.required
+
+
+def load_policy(path: Path | None) -> Policy:
+    if path is None:
+        return Policy()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return Policy.model_validate(raw)
+    except OSError as exc:
+        raise ConfigError(f"cannot read policy {path}: {exc.strerror}", fix="pass an existing file to --policy") from None
+    except (yaml.YAMLError, ValidationError, ValueError) as exc:
+        raise ConfigError(f"policy {path} is invalid: {exc}", fix="see docs/policy.example.yaml") from None
+
+
+class CaseVerdict(BaseModel):
+    case_id: int
+    verdict: Verdict
+    reason: str = ""
+
+
+class Decision(BaseModel):
+    decision: Literal["pass", "fail", "undecided"]
+    reasons: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1, "undecided": 2}[self.decision]
+
+
+def decide_gate(verdicts: list[CaseVerdict], policy: Policy, observed: dict[str, float | None] | None = None,
+                extra_undecided: list[str] | None = None) -> Decision:
+    """The gate decision with every reason: failures first, then what left it undecided."""
+    fails: list[str] = []
+    undecided: list[str] = list(extra_undecided or [])
+    for v in verdicts:
+        if not policy.is_required(v.case_id):
+            continue
+        if v.verdict == Verdict.FAIL:
+            fails.append(f"case {v.case_id} FAIL: {v.reason}")
+        elif v.verdict == Verdict.BLOCKED:
+            if v.case_id not in policy.allow_blocked:
+                undecided.append(f"case {v.case_id} BLOCKED and not allowed by the policy: {v.reason}")
+        elif v.verdict in (Verdict.U, Verdict.NOT_RUN):
+            undecided.append(f"case {v.case_id} {v.verdict.value}: {v.reason}")
+    for threshold in policy.thresholds:
+        key = f"{threshold.metric}.{threshold.stat}" + (f"@{threshold.at_users}" if threshold.at_users else "")
+        value = (observed or {}).get(key)
+        if value is None:
+            undecided.append(f"threshold {threshold.text!r}: no measurement of {key}")
+        elif not threshold.holds(value):
+            fails.append(f"threshold {threshold.text!r} does not hold: observed {value:.4g}")
+    if fails:
+        return Decision(decision="fail", reasons=fails + undecided)
+    if undecided:
+        return Decision(decision="undecided", reasons=undecided)
+    return Decision(decision="pass", reasons=["every required case passed and every threshold holds"])

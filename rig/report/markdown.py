@@ -1,0 +1,38 @@
+"""`report.md` — the decision, the verdict table and the T-code table, in Markdown."""
+
+from __future__ import annotations
+
+from rig.report.data import ReportData
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "usd":
+        return f"{value:.6f}"
+    return f"{value:.1f}" if unit == "ms" else f"{value:g}"
+
+
+def markdown_report(data: ReportData) -> str:
+    m = data.manifest
+    lines = [f"# rig {m.get('kind', 'gate')} report", "",
+             f"**Decision: {data.decision.decision.upper()}**", ""]
+    lines += [f"- {r}" for r in data.decision.reasons] + [""]
+    lines += ["## Manifest", "", f"- target: {m.get('target_url')} (version {m.get('target_version')}, "
+              f"embedded: {m.get('target_embedded')})", f"- rig {m.get('rig_version')} @ {m.get('git_commit')}",
+              f"- eval set sha256 {str(m.get('eval_set_sha256'))[:16]}…, corpus digest {str(m.get('corpus_digest'))[:16]}…",
+              f"- machine: {m.get('machine')}", f"- started {m.get('started_at')}, ended {m.get('ended_at')}", ""]
+    lines += ["## Verdicts", "", "| record | module | case | verdict | reason |", "|---|---|---|---|---|"]
+    for c in data.cases:
+        reps = "" if len(c.repeats) <= 1 else f" ({'/'.join(v.value for v in c.repeats)})"
+        lines.append(f"| {c.record_id} | {c.module} | {c.name} | {c.verdict.value}{reps} | "
+                     f"{c.reason.replace('|', '/')[:160]} |")
+    lines += ["", "## T-codes", "", "| code | source | label | unit | n | p50 | p90 | p95 | p99 |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in data.tcodes:
+        s = r.summary
+        lines.append(f"| {r.code} | {r.source} | {r.label or ''} | {r.unit} | {s.count} | {_fmt(s.p50, r.unit)} | "
+                     f"{_fmt(s.p90, r.unit)} | {_fmt(s.p95, r.unit)} | {_fmt(s.p99, r.unit)} |")
+    if data.end_reasons:
+        lines += ["", "## T8 end states", ""] + [f"- {k}: {v}" for k, v in sorted(data.end_reasons.items())]
+    return "\n".join(lines) + "\n"

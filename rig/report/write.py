@@ -1,0 +1,40 @@
+"""Writing every report format into a run directory, and pointing `reports/latest` at it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from rig.report.data import ReportData
+from rig.report.html import html_report
+from rig.report.junit import junit_xml
+from rig.report.markdown import markdown_report
+from rig.report.results import results_json
+
+
+def write_reports(run_dir: Path, data: ReportData) -> dict[str, Path]:
+    outputs = {
+        "results.json": json.dumps(results_json(data), ensure_ascii=False, indent=2, default=str),
+        "report.md": markdown_report(data),
+        "junit.xml": junit_xml(data),
+        "report.html": html_report(data),
+    }
+    written = {}
+    for name, text in outputs.items():
+        path = run_dir / name
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written[name] = path
+    return written
+
+
+def point_latest(run_dir: Path) -> None:
+    """`<parent>/latest` → this run directory (a relative symlink, replaced atomically)."""
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / ".latest.tmp"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(run_dir.name, tmp)
+    tmp.replace(link)

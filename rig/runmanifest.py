@@ -1,0 +1,65 @@
+"""`manifest.json`: what a run directory holds and whether two runs are comparable."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+def git_commit() -> str | None:
+    """The rig's git commit when it runs from a checkout."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def machine() -> dict[str, Any]:
+    mem = None
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = round(int(fh.readline().split()[1]) / 1024 / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"cores": os.cpu_count(), "memory_gib": mem, "os": platform.platform(), "python": sys.version.split()[0]}
+
+
+class RunManifest(BaseModel):
+    kind: str
+    rig_version: str = Field(default_factory=lambda: version("rig"))
+    git_commit: str | None = Field(default_factory=git_commit)
+    argv: list[str] = Field(default_factory=lambda: sys.argv[1:])
+    target_url: str | None = None
+    target_version: str | None = None
+    target_embedded: bool = True
+    adapter: str = "rig.adapters:WorkbenchAdapter"
+    model_config_redacted: dict[str, Any] | None = None
+    eval_set_sha256: str | None = None
+    corpus_digest: str | None = None
+    policy: dict[str, Any] | None = None
+    seeds: dict[str, Any] = Field(default_factory=dict)
+    chaos_schedule: dict[str, Any] | None = None
+    defects: list[str] = Field(default_factory=list)
+    machine: dict[str, Any] = Field(default_factory=machine)
+    started_at: str | None = None
+    ended_at: str | None = None
+    resumed_at: list[str] = Field(default_factory=list)
+
+
+def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
+    tmp = run_dir / "manifest.json.tmp"
+    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(run_dir / "manifest.json")
+
+
+def read_manifest(run_dir: Path) -> RunManifest:
+    return RunManifest.model_validate_json((run_dir / "manifest.json").read_text(encoding="utf-8"))

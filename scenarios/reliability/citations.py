@@ -1,0 +1,227 @@
+"""引用核验 — citation verification (reliability cases 27–32)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rig.adapters.models import Citation, Located
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from rig.pdftext import occurrences_on_page, pages_containing
+from rig.verdict import Verdict
+from scenarios.reliability.steps import answer_of, citation_on_its_page
+
+
+def _ask_citations(ctx: CaseContext, doc_ids: list[str], question: str) -> tuple[str, list[Citation]]:
+    opened = ctx.open_session(ctx.a, doc_ids)
+    run = ctx.chat(ctx.a, opened.session_id, question)
+    answer = answer_of(ctx, opened.session_id, run.run_id)
+    return opened.session_id, list(answer.citations) if answer else []
+
+
+def _highlight_matches(ctx: CaseContext, citation: Citation, located: Located) -> bool:
+    """Every highlight covers exactly the quote in the page text the rig downloads itself."""
+    if citation.page is None:
+        return False
+    text = ctx.adapter.page_text(ctx.a, citation.doc_id, citation.page).text
+    return all(h.page == citation.page and text[h.start:h.end] == citation.quote for h in located.highlights)
+
+
+@case(27, "可靠性-27-1")
+def unique_quote_located(ctx: CaseContext) -> None:
+    """Take a citation whose quote is a unique continuous sentence of P32's abstract and open its source.
+
+    Expects: the right file and physical page; a highlight only for a unique match, anchored to the
+    text (so it still corresponds after zooming). Evidence: quote, page, match state, highlight.
+    """
+    _, cites = _ask_citations(ctx, [ctx.doc("P32")], "买家保护以后，徽章还有信号价值吗？")
+    path = ctx.fixture_path(paper_id="P32")
+    # A quote that occurs exactly once in the whole original file, on its abstract page.
+    unique = [(c, pages_containing(path, c.quote)) for c in cites if c.page is not None]
+    unique = [(c, pages) for c, pages in unique if pages == [1] and occurrences_on_page(path, 1, c.quote) == 1]
+    if not unique:
+        ctx.item("unique_quote_available", None, "no citation quoted a sentence that occurs once in the abstract")
+        return
+    c, true_pages = unique[0]
+    located = ctx.adapter.locate_citation(ctx.a, c.citation_id)
+    e = ctx.observe("locate", {"quote": c.quote, "cited_page": c.page, "located": located.model_dump(),
+                               "true_page_in_original": true_pages[0]})
+    ctx.item("right_file_and_page", located.doc_id == ctx.doc("P32") and c.page == true_pages[0] and
+             located.page == true_pages[0], f"cited p.{c.page}, located p.{located.page}, true p.{true_pages[0]}", e)
+    ctx.item("unique_highlighted", located.match == "unique" and len(located.highlights) == 1,
+             f"match {located.match}, {len(located.highlights)} highlight(s)", e)
+    ctx.item("highlight_is_the_quote", _highlight_matches(ctx, c, located),
+             "the highlight covers exactly the quote in the page text (text-anchored, zoom-independent)", e)
+
+
+@case(28, "可靠性-28-1")
+def summary_with_reliable_page(ctx: CaseContext) -> None:
+    """A claim drawn from P35's physical page 3, with its page cited: look at how it is located.
+
+    Expects: the supporting passage of that page can be checked; highlight only when every match is
+    unique; without reliable support the reading is kept honest. Evidence: claim, candidate sentences,
+    match and display.
+    """
+    _, cites = _ask_citations(ctx, [ctx.doc("P35")], "卖家在打包发货时偷工减料属于什么问题？")
+    on3 = [c for c in cites if c.page == 3]
+    if not on3:
+        ctx.item("page3_citation", False, f"no citation of physical page 3 (pages cited: {[c.page for c in cites]})")
+        return
+    c = on3[0]
+    located = ctx.adapter.locate_citation(ctx.a, c.citation_id)
+    count = occurrences_on_page(ctx.fixture_path(paper_id="P35"), 3, c.quote)
+    e = ctx.observe("page-3 claim", {"quote": c.quote, "occurrences_on_page_3": count, "located": located.model_dump()})
+    ctx.item("reliable_page", located.page == 3 and count >= 1, f"located p.{located.page}; quote occurs {count}x", e)
+    if located.match == "unique":
+        ok = count == 1 and _highlight_matches(ctx, c, located)
+    else:
+        ok = located.match in ("page_only", "multiple") and not located.highlights
+    ctx.item("highlight_only_if_unique", ok, f"match {located.match} with {len(located.highlights)} highlight(s)", e)
+
+
+@case(29, "可靠性-29-1")
+def no_page_and_duplicates(ctx: CaseContext) -> None:
+    """Two variants: a file-level summary without a reliable page; a copy repeating one quoted sentence.
+
+    Expects: no invented page and no arbitrary pick among repeated places; the original stays readable
+    and the true state is shown. Evidence: granularity, the duplicate copy, both match results.
+    """
+    _, cites = _ask_citations(ctx, [ctx.doc("P32")], "请概括《Reputation and Regulations- Evidence from eBay》的主要发现")
+    whole = [c for c in cites if c.page is None]
+    if whole:
+        located = ctx.adapter.locate_citation(ctx.a, whole[0].citation_id)
+        readable = len(ctx.adapter.download(ctx.a, whole[0].doc_id)) > 0
+        e = ctx.observe("file-level citation", {"citation": whole[0].model_dump(), "located": located.model_dump(),
+                                                "original_downloadable": readable})
+        ctx.item("file_level_no_page", located.match == "file_only" and located.page is None and
+                 not located.highlights and readable, f"match {located.match}, page {located.page}", e)
+    else:
+        e = ctx.observe("citations of a whole-paper summary", [(c.page, c.quote[:60]) for c in cites])
+        ctx.item("file_level_no_page", Verdict.U, "every citation carried a page; the file-level variant could not "
+                 "be observed", e)
+    dup_doc = ctx.isolated("P32-DUPQUOTE")
+    path = ctx.fixture_path(variant_id="P32-DUPQUOTE")
+    _, dup_cites = _ask_citations(ctx, [dup_doc], "买家保护以后，徽章还有信号价值吗？")
+    repeated = [c for c in dup_cites if c.page is not None and occurrences_on_page(path, c.page, c.quote) >= 2]
+    if not repeated:
+        e = ctx.observe("duplicate copy citations", [(c.page, c.quote[:60]) for c in dup_cites])
+        ctx.item("duplicate_not_picked", None, "no citation quoted the repeated sentence", e)
+        return
+    c = repeated[0]
+    located = ctx.adapter.locate_citation(ctx.a, c.citation_id)
+    e = ctx.observe("duplicated quote", {"quote": c.quote, "occurrences": occurrences_on_page(path, c.page or 0, c.quote),
+                                         "located": located.model_dump()})
+    ctx.item("duplicate_not_picked", located.match != "unique" and not located.highlights,
+             f"match {located.match}, {len(located.highlights)} highlight(s)", e)
+
+
+@case(30, "可靠性-30-1")
+def physical_pages_and_dedup(ctx: CaseContext) -> None:
+    """Cite two different pages of P35, in the original and in the copy with a blank page inserted.
+
+    Expects: the source list may merge by paper but each in-text citation keeps its own physical page;
+    a blank page does not shift later pages. Evidence: physical page order, source map, clicks.
+    """
+    question = "用中文区分逆向选择和道德风险，各给出文中一个例子。"
+    for label, doc in (("original", ctx.doc("P35")), ("blank_page_copy", ctx.isolated("P35-BLANK"))):
+        sid, cites = _ask_citations(ctx, [doc], question)
+        paged = [c for c in cites if c.page is not None]
+        pages = sorted({c.page for c in paged if c.page is not None})
+        on_page = {c.citation_id: citation_on_its_page(ctx, c) for c in paged}
+        located = {c.citation_id: ctx.adapter.locate_citation(ctx.a, c.citation_id).page for c in paged}
+        e = ctx.observe(f"{label}: pages and clicks", {"pages": pages, "quote_on_cited_page": on_page,
+                                                        "located_pages": located,
+                                                        "blank_pages": ctx.manifest.variant("P35-BLANK").blank_pages
+                                                        if label != "original" else []})
+        ctx.item(f"{label}_distinct_pages", len(pages) >= 2, f"cited physical pages {pages}", e)
+        ctx.item(f"{label}_page_identity", bool(paged) and all(on_page.values()) and
+                 all(located[c.citation_id] == c.page for c in paged),
+                 "every quote is on its cited physical page and opens there", e)
+        if "json" in ctx.caps.export:
+            sources = json.loads(ctx.adapter.export(ctx.a, sid, "json").text).get("sources", [])
+            mine = [s for s in sources if s.get("doc_id") == doc]
+            e2 = ctx.observe(f"{label}: export source list", sources)
+            ctx.item(f"{label}_source_list", len(mine) == 1 and sorted(mine[0].get("pages", [])) == pages,
+                     "one source entry for the paper, listing its cited pages", e2)
+
+
+@case(31, "可靠性-31-1")
+def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
+    """Locate a P32 citation twice, then change the claim, then use a copy whose content changed.
+
+    Expects: the same condition may reuse its result; a changed claim or file never keeps an old wrong
+    highlight and the source relation stays right. Times are recorded, no latency bar is set.
+    Evidence: content hashes, claims, first/second open times, cache state, locate results.
+    """
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.chat(ctx.a, opened.session_id, "总福利提高2.9%指什么？")
+    answer = answer_of(ctx, opened.session_id, run.run_id)
+    paged = [c for c in (answer.citations if answer else []) if c.page is not None]
+    if not paged:
+        ctx.item("citation_available", False, "the answer carried no paged citation")
+        return
+    c = paged[0]
+    times, results = [], []
+    for _ in range(2):
+        began = time.perf_counter_ns()
+        results.append(ctx.adapter.locate_citation(ctx.a, c.citation_id))
+        times.append((time.perf_counter_ns() - began) / 1e6)
+    e = ctx.observe("first and second open", {"quote": c.quote, "times_ms": times,
+                                              "cache": [r.cache for r in results],
+                                              "results": [r.model_dump() for r in results]})
+    same = results[0].model_dump(exclude={"cache"}) == results[1].model_dump(exclude={"cache"})
+    ctx.item("same_condition_reused", same and _highlight_matches(ctx, c, results[1]),
+             f"identical result on the second open (cache: {results[1].cache})", e)
+    rewrite = ctx.chat(ctx.a, opened.session_id, "把刚才这句改成我自己的概括，不加引号，但保留准确的引用。", revision=True)
+    new_answer = answer_of(ctx, opened.session_id, rewrite.run_id)
+    changed = [x for x in (new_answer.citations if new_answer else []) if x.page is not None and x.quote != c.quote]
+    checks = [(x.quote, _highlight_matches(ctx, x, ctx.adapter.locate_citation(ctx.a, x.citation_id))) for x in changed]
+    e2 = ctx.observe("after the claim changed", checks)
+    ctx.item("claim_change_fresh", bool(checks) and all(ok for _, ok in checks),
+             f"{len(checks)} changed citation(s), highlights match their new quotes", e2)
+    copy = ctx.isolated("P32-CHANGED")
+    sid2 = ctx.open_session(ctx.a, [copy]).session_id
+    run2 = ctx.chat(ctx.a, sid2, "总福利提高2.9%指什么？")
+    copy_answer = answer_of(ctx, sid2, run2.run_id)
+    copy_cites = [x for x in (copy_answer.citations if copy_answer else []) if x.page is not None]
+    path = ctx.fixture_path(variant_id="P32-CHANGED")
+    rows: list[dict[str, Any]] = []
+    for x in copy_cites:
+        loc = ctx.adapter.locate_citation(ctx.a, x.citation_id)
+        rows.append({"quote": x.quote, "cache": loc.cache, "highlight_ok": _highlight_matches(ctx, x, loc),
+                     "sha256": loc.content_sha256, "in_changed_file": occurrences_on_page(path, x.page or 0, x.quote)})
+    expected_sha = ctx.manifest.variant("P32-CHANGED").sha256
+    e3 = ctx.observe("content-changed copy", rows)
+    ctx.item("content_change_fresh", bool(rows) and all(r["highlight_ok"] for r in rows),
+             "highlights match the changed file's text", e3)
+    ctx.item("source_relation_correct", bool(rows) and all(r["in_changed_file"] >= 1 and
+                                                           r["sha256"] in (None, expected_sha) for r in rows),
+             "quotes are on their pages of the changed file, and the content hash is the copy's", e3)
+
+
+@case(32, "可靠性-32-1")
+def removed_source_not_back(ctx: CaseContext) -> None:
+    """A session citing P21 and P32; drop P21 from the scope, rewrite, and look at the new answer.
+
+    Expects: the removed P21 does not come back in the new answer; valid P32 citations stay and history
+    stays traceable. (Physically deleting from the index is a separate check.) Evidence: scope, before/
+    after citation maps, the refreshed result.
+    """
+    p21, p32 = ctx.doc("P21"), ctx.doc("P32")
+    opened = ctx.open_session(ctx.a, [p21, p32])
+    first = ctx.chat(ctx.a, opened.session_id, "保修和买家保护分别怎样影响声誉溢价？")
+    ctx.adapter.set_scope(ctx.a, opened.session_id, [p32])
+    second = ctx.chat(ctx.a, opened.session_id, "只保留买家保护那篇，重写一段。", revision=True)
+    session = ctx.adapter.session(ctx.a, opened.session_id)
+    old = [c for m in session.messages if m.run_id == first.run_id and m.role == "assistant" for c in m.citations]
+    new = [c for m in session.messages if m.run_id == second.run_id and m.role == "assistant" for c in m.citations]
+    e = ctx.observe("citation maps", {"before": [(c.doc_id, c.page) for c in old],
+                                      "after": [(c.doc_id, c.page) for c in new], "scope_after": [p32]})
+    ctx.item("precondition_both_cited", {c.doc_id for c in old} >= {p21, p32}, "the first answer cited both", e)
+    ctx.item("removed_not_back", bool(new) and p21 not in {c.doc_id for c in new}, "no P21 in the new answer", e)
+    ctx.item("kept_source_valid", any(c.doc_id == p32 for c in new) and all(citation_on_its_page(ctx, c)
+                                                                           for c in new if c.page is not None),
+             "P32 citations remain and check out on their pages", e)
+    ctx.item("history_traceable", any(c.doc_id == p21 for c in old), "the old answer still shows P21", e)

@@ -1,0 +1,232 @@
+"""资料入库 — material ingest (reliability cases 6–11)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rig.evidence import Measure
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from rig.gate.setup import IngestEntry
+from rig.pdftext import page_texts, squash
+from rig.verdict import Verdict
+from scenarios.reliability.steps import attempt
+
+
+def _entry(ctx: CaseContext, *, paper: str | None = None, variant: str | None = None,
+           project: str | None = None) -> IngestEntry:
+    for e in ctx.target.setup.ingest:
+        if (variant and e.variant_id == variant) or (paper and e.paper_id == paper and e.variant_id is None):
+            if project is None or e.project == project:
+                return e
+    raise KeyError(paper or variant)
+
+
+@case(6, "可靠性-06-1", codes=("T1",))
+def inventory_of_28(ctx: CaseContext) -> None:
+    """Import the 28 papers into a project of their own, record each file id and status, open each original.
+
+    Expects: no silent omission, originals byte-identical, and no parse failure reported as fully
+    searchable. Evidence: a 28-line ledger (file, id, status, pages, hash check) and T1 per file.
+    """
+    project = ctx.target.setup.project_a
+    listed = {d.doc_id: d for d in ctx.adapter.documents(ctx.a, project)}
+    ledger: list[dict[str, Any]] = []
+    missing, mismatched, false_ready = [], [], []
+    for paper in ctx.eval_set.papers:
+        entry = ctx.manifest.paper(paper.paper_id)
+        doc_id = ctx.target.setup.docs.get(paper.paper_id)
+        doc = listed.get(doc_id or "")
+        if doc is None:
+            missing.append(paper.paper_id)
+            continue
+        same = hashlib.sha256(ctx.adapter.download(ctx.a, doc.doc_id)).hexdigest() == entry.sha256
+        if not same:
+            mismatched.append(paper.paper_id)
+        if doc.status == "ready" and (not entry.text_pages or entry.image_pages or entry.broken_pages):
+            false_ready.append(paper.paper_id)
+        ing = _entry(ctx, paper=paper.paper_id, project=project)
+        ledger.append({"paper_id": paper.paper_id, "file": paper.name, "doc_id": doc.doc_id, "status": doc.status,
+                       "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
+                       "sha256_matches": same, "t1_client_ms": ing.t1_client_ms, "t1_server_ms": ing.t1_server_ms,
+                       "stages": [(s.name, s.ok) for s in doc.stages]})
+        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=paper.paper_id),
+                      Measure(code="T1", source="server", value=ing.t1_server_ms or 0, label=paper.paper_id)])
+    e = ctx.observe("28-paper ledger", ledger)
+    ctx.item("inventory_complete", not missing and len(ledger) == 28,
+             f"{len(ledger)} of 28 listed" + (f"; missing {missing}" if missing else ""), e)
+    ctx.item("originals_identical", not mismatched, "every download matches its fixture sha256" if not mismatched
+             else f"differs: {mismatched}", e)
+    ctx.item("no_false_ready", not false_ready, "no file without a full text layer is reported ready"
+             if not false_ready else f"reported ready without full text: {false_ready}", e)
+    stamped = all(s[1] is not None for row in ledger for s in row["stages"])
+    ctx.item("stage_times_recorded", stamped and all(row["stages"] for row in ledger),
+             "every file has per-stage start/end", e)
+
+
+@case(7, "可靠性-07-1", codes=("T2",))
+def body_text_searchable(ctx: CaseContext) -> None:
+    """Search P32 with a question about the 2.9% welfare gain and check the hit against the original.
+
+    Expects: the abstract/introduction is indexed, and the evidence and file identity agree with the
+    original (an upload success alone proves nothing). Evidence: candidates, the rig's own page text.
+    """
+    doc = ctx.doc("P32")
+    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["总福利提高2.9%是什么意思"], [doc])
+    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
+                          label="direct_search")])
+    hits = [h for r in result.results for h in r.hits]
+    pages = page_texts(ctx.fixture_path(paper_id="P32"))
+    reference = set(ctx.eval_set.paper("P32").reference_page_numbers)
+    found = [h for h in hits if h.doc_id == doc and h.page in reference and "2.9" in h.text]
+    e = ctx.observe("candidates", [{"doc_id": h.doc_id, "page": h.page, "text": h.text[:200]} for h in hits])
+    ctx.item("indexed", bool(found), f"{len(found)} hit(s) on reference pages {sorted(reference)} mention 2.9", e)
+    verbatim = [h for h in found if h.page and squash(h.text) in squash(pages[h.page - 1])]
+    e2 = ctx.observe("hit text vs the original page (rig's own extraction)",
+                     [{"page": h.page, "in_original": h in verbatim} for h in found])
+    ctx.item("evidence_matches_original", bool(verbatim) and len(verbatim) == len(found),
+             f"{len(verbatim)}/{len(found)} hit texts occur on their page of the original", e2)
+    listed = ctx.adapter.document(ctx.a, doc)
+    ctx.item("file_identity", listed.sha256 == ctx.manifest.paper("P32").sha256 and listed.paper_id in (None, "P32"),
+             "the hit's document is the P32 fixture (sha256)", e)
+
+
+@case(8, "可靠性-08-1", codes=("T1",))
+def scans_and_cover_only(ctx: CaseContext) -> None:
+    """Import P15 (scanned) and P16 (text cover, scanned body); check body searchability and the status.
+
+    Expects: if body text is claimed, a search must find it; if not extractable, the status says so
+    honestly and a cover alone never claims the full text; other papers stay usable.
+    Evidence: status and page counts, body-text searches, a control search on P32.
+    """
+    project = ctx.target.setup.project_a
+    for paper, body_query in (("P15", "good cars from bad ones price reflects average quality"),
+                              ("P16", "education signal productivity wages employers")):
+        entry = ctx.manifest.paper(paper)
+        doc = ctx.adapter.document(ctx.a, ctx.doc(paper))
+        hits = [h for r in ctx.adapter.search(ctx.a, project, [body_query], [doc.doc_id]).results for h in r.hits]
+        body_hits = [h for h in hits if h.page in entry.image_pages]
+        e = ctx.observe(f"{paper} status and body search", {
+            "status": doc.status, "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
+            "error": doc.error.model_dump() if doc.error else None, "text_pages_in_fixture": entry.text_pages,
+            "body_hits": [(h.page, h.text[:80]) for h in body_hits]})
+        if doc.status == "ready":
+            ok = bool(body_hits)
+            reason = "reported ready" + (" and its body is searchable (OCR)" if ok else
+                                         " but its scanned body is not searchable")
+        else:
+            ok = doc.status in ("no_text", "partial") and doc.pages_with_text == len(entry.text_pages) and \
+                doc.error is not None
+            reason = f"status {doc.status}, {doc.pages_with_text} page(s) with text, reason shown: {bool(doc.error)}"
+        ctx.item(paper, ok, reason, e)
+        ing = _entry(ctx, paper=paper, project=project)
+        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=paper)])
+    control = ctx.adapter.search(ctx.a, project, ["2.9%"], [ctx.doc("P32")])
+    e = ctx.observe("control search on P32", {"hits": len(control.results[0].hits)})
+    ctx.item("others_usable", bool(control.results[0].hits), "P32 is still searchable", e)
+
+
+@case(9, "可靠性-09-1", codes=("T1", "T8"))
+def parse_errors_and_partial(ctx: CaseContext) -> None:
+    """In an isolated project: the P44 copy with a broken page, a corrupt PDF, and a normal P32 copy.
+
+    Expects: P44 judged by what its main path really did; the corrupt file fails visibly; the normal
+    file is not blocked with them; no false success. These fixtures are outside the 28.
+    Evidence: both failure records and the normal file's record and search.
+    """
+    project = ctx.target.setup.project_isolated
+    corrupt = ctx.adapter.document(ctx.a, ctx.isolated("X-CORRUPT"))
+    e1 = ctx.observe("corrupt PDF", {"status": corrupt.status, "error": corrupt.error.model_dump() if corrupt.error
+                                     else None})
+    ctx.item("corrupt_fails_visibly", corrupt.status == "failed" and corrupt.error is not None,
+             f"status {corrupt.status}, error {corrupt.error.code if corrupt.error else None}", e1)
+    broken_entry = ctx.manifest.variant("P44-BROKEN")
+    broken = ctx.adapter.document(ctx.a, ctx.isolated("P44-BROKEN"))
+    e2 = ctx.observe("P44 with a broken page", {"status": broken.status, "pages_total": broken.pages_total,
+                                                "pages_with_text": broken.pages_with_text,
+                                                "broken_pages_in_fixture": broken_entry.broken_pages})
+    if broken.status == "ready":
+        ok, reason = False, "reported ready although a page's text layer cannot be decoded"
+    else:
+        ok = broken.status in ("partial", "failed") and (broken.pages_with_text or 0) <= len(broken_entry.text_pages)
+        reason = f"status {broken.status} with {broken.pages_with_text} readable page(s)"
+    ctx.item("partial_is_honest", ok, reason, e2)
+    normal = ctx.adapter.document(ctx.a, ctx.isolated("P32"))
+    hits = ctx.adapter.search(ctx.a, project, ["2.9%"], [normal.doc_id]).results[0].hits
+    e3 = ctx.observe("normal P32 copy in the same project", {"status": normal.status, "hits": len(hits)})
+    ctx.item("normal_unaffected", normal.status == "ready" and bool(hits), f"status {normal.status}", e3)
+    for key in ("X-CORRUPT", "P44-BROKEN", "P32"):
+        ing = next(e for e in ctx.target.setup.ingest if e.doc_id == ctx.isolated(key))
+        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=key),
+                      Measure(code="T8", source="server", value=1, unit="count", label=f"ingest:{ing.status}")])
+
+
+@case(10, "可靠性-10-1")
+def subset_change(ctx: CaseContext) -> None:
+    """Ask with P21 and P32 selected, then select only P32 and ask a follow-up.
+
+    Expects: new retrieval and new citations follow the current selection; history stays traceable;
+    nothing of P21 is re-attributed to P32. Evidence: each turn's selection, candidates and citations.
+    """
+    p21, p32 = ctx.doc("P21"), ctx.doc("P32")
+    turns = ctx.eval_set.quality_case("专家", 23)
+    opened = ctx.open_session(ctx.a, [p21, p32])
+    first = ctx.chat(ctx.a, opened.session_id, turns[0].prompt)
+    changed = ctx.adapter.set_scope(ctx.a, opened.session_id, [p32])
+    e0 = ctx.observe("selection changed", {"before": [p21, p32], "effective_after": changed.effective_scope})
+    second = ctx.chat(ctx.a, opened.session_id, turns[1].prompt, revision=True)
+    assert second.detail is not None
+    hit_docs = {h.doc_id for c in second.detail.tool_calls for h in c.hits}
+    e1 = ctx.observe("second turn candidates", sorted(hit_docs))
+    ctx.item("new_retrieval_filtered", changed.effective_scope == [p32] and hit_docs <= {p32},
+             f"second-turn hits from {sorted(hit_docs)}", e0, e1)
+    session = ctx.adapter.session(ctx.a, opened.session_id)
+    new = [c for m in session.messages if m.run_id == second.run_id and m.role == "assistant" for c in m.citations]
+    old = [c for m in session.messages if m.run_id == first.run_id and m.role == "assistant" for c in m.citations]
+    e2 = ctx.observe("citations per turn", {"first": [(c.doc_id, c.page) for c in old],
+                                            "second": [(c.doc_id, c.page) for c in new]})
+    ctx.item("new_citations_filtered", bool(new) and {c.doc_id for c in new} <= {p32},
+             f"second answer cites {sorted({c.doc_id for c in new})}", e2)
+    ctx.item("history_traceable", bool(old) and {c.doc_id for c in old} >= {p21},
+             "the first answer still shows its P21 citations", e2)
+    from scenarios.reliability.steps import citation_on_its_page
+
+    wrong = [c.citation_id for c in new if not citation_on_its_page(ctx, c)]
+    e3 = ctx.observe("second-turn quotes on their cited pages (rig's reading)", {"not_on_page": wrong})
+    ctx.item("no_misattribution", bool(new) and not wrong, "every new quote is on its cited page of P32", e3)
+
+
+RULES = {"(scope ∪ attachments) ∩ readable"}
+
+
+@case(11, "可靠性-11-1")
+def permission_and_attachment_rule(ctx: CaseContext) -> None:
+    """Combine a project selection with explicit attachments and check the effective material set.
+
+    Expects: the backend's effective scope follows the product's declared combination rule and the
+    permissions; without a declared rule the case stays BLOCKED (the eval set: do not guess).
+    Evidence: the effective file list, the request, and the document ids returned.
+    """
+    rule = ctx.caps.scope_rule
+    if not rule or rule not in RULES:
+        e = ctx.observe("declared scope rule", {"scope_rule": rule})
+        ctx.item("rule_declared", Verdict.BLOCKED, "the target declares no scope-combination rule the rig knows"
+                 if not rule else f"declared rule {rule!r} is not one the rig can check", e)
+        return
+    mine, shared, private = ctx.doc("P32"), ctx.target.setup.b_shared_doc, ctx.target.setup.b_private_doc
+    opened = ctx.open_session(ctx.a, [mine], attachments=[shared, private])
+    expected = [mine, shared]
+    e = ctx.observe("effective scope", {"rule": rule, "requested": [mine], "attachments": [shared, private],
+                                        "effective": opened.effective_scope,
+                                        "dropped": [d.model_dump() for d in opened.dropped]})
+    ctx.item("effective_scope_follows_rule", sorted(opened.effective_scope) == sorted(expected),
+             f"effective {len(opened.effective_scope)} document(s), expected {len(expected)}", e)
+    ctx.item("unreadable_dropped", [d.doc_id for d in opened.dropped] == [private], "B's private paper dropped", e)
+    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["warranty buyer protection 保修 买家保护"],
+                                opened.effective_scope)
+    docs = {h.doc_id for r in result.results for h in r.hits}
+    leak = attempt(lambda: ctx.adapter.page_text(ctx.a, private, 1))
+    e2 = ctx.observe("retrieval within the effective scope", {"hit_docs": sorted(docs), "private_page": leak.status})
+    ctx.item("retrieval_within_scope", bool(docs) and docs <= set(expected) and leak.denied,
+             f"hits from {len(docs)} document(s), private page {leak.status}", e2)

@@ -1,0 +1,144 @@
+"""登录与隔离 — login and isolation (reliability cases 1–5)."""
+
+from __future__ import annotations
+
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from scenarios.reliability.steps import answer_of, attempt
+
+CASE1_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
+
+
+def _answered_session(ctx: CaseContext) -> tuple[str, str, str, str]:
+    """A's session with one answer on P32: (session_id, run_id, answer text fragment, citation id)."""
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    answer = answer_of(ctx, opened.session_id, run.run_id)
+    citation = answer.citations[0].citation_id if answer and answer.citations else ""
+    fragment = next((line for line in run.answer.splitlines() if "2.9" in line), run.answer[:40])
+    return opened.session_id, run.run_id, fragment.strip(), citation
+
+
+@case(1, "可靠性-01-1", codes=("T3", "T4", "T7", "T8"))
+def login_and_first_answer(ctx: CaseContext) -> None:
+    """Log in as A, open A's project, ask the case-1 question about P32.
+
+    Expects: the identity and the project are A's, the answer comes from materials A may use, and the
+    request is linked to its run (run id, trace id). Evidence: login/me, project list, the run.
+    """
+    me = ctx.adapter.me(ctx.a)
+    e_me = ctx.observe("identity after login", me.model_dump())
+    ctx.item("identity", me.user_id == ctx.a.user_id and me.username == ctx.a.username,
+             f"logged in as {me.username}", e_me)
+    projects = {p.project_id for p in ctx.adapter.projects(ctx.a)}
+    docs = {d.doc_id for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)}
+    e_proj = ctx.observe("A's project and documents", {"projects": sorted(projects), "documents": len(docs)})
+    ctx.item("project", ctx.target.setup.project_a in projects and ctx.doc("P32") in docs,
+             "A's project is listed and holds P32", e_proj)
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.chat(ctx.a, opened.session_id, CASE1_QUESTION)
+    answer = answer_of(ctx, opened.session_id, run.run_id)
+    cited = {c.doc_id for c in answer.citations} if answer else set()
+    e_ans = ctx.observe("answer and its sources", {"answer": run.answer, "cited_docs": sorted(cited),
+                                                   "allowed": [ctx.doc("P32")]})
+    ok = run.detail is not None and run.detail.state == "completed" and bool(run.answer.strip())
+    ctx.item("answer_from_allowed_materials", ok and bool(cited) and cited <= {ctx.doc("P32")},
+             f"run {run.detail.state if run.detail else '?'}; cited {len(cited)} allowed document(s)", e_ans)
+    linked = run.detail is not None and run.detail.session_id == opened.session_id and bool(run.detail.trace_id)
+    ctx.item("request_linked", linked, f"run {run.run_id} belongs to the session and carries trace "
+             f"{run.detail.trace_id if run.detail else None}", e_ans)
+
+
+@case(2, "可靠性-02-1")
+def anonymous_access(ctx: CaseContext) -> None:
+    """Without logging in, request A's session, run, original file, page text, export and citation.
+
+    Expects: every request is refused and no protected text, file bytes or run content comes back;
+    hiding a menu would not count. Evidence: each request's status and (redacted) body.
+    """
+    sid, run_id, fragment, citation = _answered_session(ctx)
+    doc = ctx.doc("P32")
+    tries = {
+        "session": lambda: ctx.adapter.session(None, sid),
+        "run_detail": lambda: ctx.adapter.run(None, run_id),
+        "original_file": lambda: ctx.adapter.download(None, doc),
+        "page_text": lambda: ctx.adapter.page_text(None, doc, 1),
+        "document": lambda: ctx.adapter.document(None, doc),
+        "export": lambda: ctx.adapter.export(None, sid, "md"),
+        "citation": lambda: ctx.adapter.locate_citation(None, citation),
+    }
+    for name, fn in tries.items():
+        result = attempt(fn)
+        leaked = "%PDF" in result.body or (fragment and fragment[:20] in result.body) or "2.9%" in result.body
+        e = ctx.observe(f"anonymous {name}", {"status": result.status, "content_leaked": bool(leaked)})
+        ctx.item(name, result.denied and not leaked, f"status {result.status}, content leaked: {bool(leaked)}", e)
+
+
+@case(3, "可靠性-03-1")
+def cross_account_original(ctx: CaseContext) -> None:
+    """B asks for A's P32 by its known id: metadata, preview (page text) and download.
+
+    Expects: B gets neither the file nor any fragment; A still can. Evidence: both identities' responses.
+    """
+    doc = ctx.doc("P32")
+    expected = ctx.manifest.paper("P32").sha256
+    for name, fn in {"metadata": lambda: ctx.adapter.document(ctx.b, doc),
+                     "preview": lambda: ctx.adapter.page_text(ctx.b, doc, 1),
+                     "download": lambda: ctx.adapter.download(ctx.b, doc)}.items():
+        result = attempt(fn)
+        leaked = "%PDF" in result.body or "buyer protection" in result.body.lower()
+        e = ctx.observe(f"B {name} of A's P32", {"status": result.status, "content_leaked": leaked})
+        ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}", e)
+    import hashlib
+
+    data = ctx.adapter.download(ctx.a, doc)
+    same = hashlib.sha256(data).hexdigest() == expected
+    e = ctx.observe("A downloads P32", {"bytes": len(data), "sha256_matches_fixture": same})
+    ctx.item("a_still_works", same, "A's download is byte-identical to the fixture", e)
+
+
+@case(4, "可靠性-04-1")
+def cross_account_session_run_export(ctx: CaseContext) -> None:
+    """B requests A's session, run detail, event stream and export, one by one.
+
+    Expects: all entries refuse and leak nothing (covering every entry, not just run status).
+    Evidence: the results of each request and who owns each object.
+    """
+    sid, run_id, fragment, _ = _answered_session(ctx)
+    tries = {
+        "session": lambda: ctx.adapter.session(ctx.b, sid),
+        "run_detail": lambda: ctx.adapter.run(ctx.b, run_id),
+        "run_events": lambda: list(ctx.adapter.events(ctx.b, run_id)),
+        "export_md": lambda: ctx.adapter.export(ctx.b, sid, "md"),
+        "export_json": lambda: ctx.adapter.export(ctx.b, sid, "json"),
+    }
+    ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username})
+    for name, fn in tries.items():
+        result = attempt(fn)
+        leaked = bool(fragment) and fragment[:20] in result.body
+        e = ctx.observe(f"B {name}", {"status": result.status, "content_leaked": leaked})
+        ctx.item(name, result.denied and not leaked, f"B got {result.status}", e)
+
+
+@case(5, "可靠性-05-1")
+def logout_revokes(ctx: CaseContext) -> None:
+    """A opens a protected session, logs out, retries with the old token, then logs in again.
+
+    Expects: after logout the old token is refused; after logging in again access is back (pixels
+    already shown in a browser need not be cleared). Evidence: identity state and each request before
+    and after.
+    """
+    fresh = ctx.target.relogin("a")
+    sid, _, _, _ = _answered_session(ctx)
+    before = attempt(lambda: ctx.adapter.session(fresh, sid))
+    ctx.adapter.logout(fresh)
+    after = attempt(lambda: ctx.adapter.session(fresh, sid))
+    me_after = attempt(lambda: ctx.adapter.me(fresh))
+    e = ctx.observe("old token after logout", {"before": before.status, "session_after": after.status,
+                                               "me_after": me_after.status})
+    ctx.item("revoked_after_logout", before.status == 200 and after.denied and me_after.denied,
+             f"before {before.status}, after logout {after.status}/{me_after.status}", e)
+    again = ctx.target.relogin("a")
+    restored = attempt(lambda: ctx.adapter.session(again, sid))
+    e2 = ctx.observe("after logging in again", {"status": restored.status})
+    ctx.item("relogin_restores", restored.status == 200, f"status {restored.status}", e2)

@@ -1,0 +1,120 @@
+"""观测记录 — observability (reliability cases 34–35)."""
+
+from __future__ import annotations
+
+from rig.evidence import Measure
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from rig.telemetry.otlp_receiver import ReceivedSpan
+from rig.transcript import RunTranscript
+from rig.verdict import Verdict
+
+EXPECTED_SPANS = ("run", "chat ", "execute_tool internal_search")
+
+
+def _spans(ctx: CaseContext, trace_id: str, run_id: str) -> list[ReceivedSpan]:
+    """The target's spans of one run (the subtree under its root), once the root (which ends last) arrived."""
+    receiver = ctx.target.receiver
+    receiver.wait_for(lambda spans: any(s.trace_id == trace_id and s.attributes.get("run.id") == run_id
+                                        for s in spans), 10.0)
+    spans = [s for s in receiver.trace(trace_id) if s.scope != "langfuse-sdk"]
+    keep = {s.span_id for s in spans if s.name == "run" and s.attributes.get("run.id") == run_id}
+    grew = True
+    while grew:
+        grew = False
+        for s in spans:
+            if s.span_id not in keep and s.parent_span_id in keep:
+                keep.add(s.span_id)
+                grew = True
+    return [s for s in spans if s.span_id in keep]
+
+
+def _check_run(ctx: CaseContext, run: RunTranscript, label: str) -> list[str]:
+    """Missing or mismatching fields between the run record and its spans."""
+    d = run.detail
+    assert d is not None
+    problems = []
+    if not d.trace_id:
+        return ["run has no trace_id"]
+    spans = _spans(ctx, d.trace_id, run.run_id)
+    roots = [s for s in spans if s.name == "run" and s.attributes.get("run.id") == run.run_id]
+    if not roots:
+        problems.append(f"{label}: no span carries run.id={run.run_id} in trace {d.trace_id}")
+    names = [s.name for s in spans]
+    for want in EXPECTED_SPANS:
+        if d.trace_complete and not any(n.startswith(want) for n in names):
+            problems.append(f"{label}: trace says complete but has no '{want.strip()}' span")
+    chats = [s for s in spans if s.name.startswith("chat ")]
+    used = sum(int(s.attributes.get("gen_ai.usage.input_tokens", 0)) for s in chats)
+    if d.trace_complete and used != (d.usage.input_tokens or 0):
+        problems.append(f"{label}: spans report {used} input tokens, the run record {d.usage.input_tokens}")
+    tool_ids = {s.attributes.get("gen_ai.tool.call.id") for s in spans
+                if s.name.startswith("execute_tool")}
+    if d.trace_complete and tool_ids != {c.tool_call_id for c in d.tool_calls}:
+        problems.append(f"{label}: tool spans {sorted(map(str, tool_ids))} differ from the record's calls")
+    for stage in d.stages:
+        if stage.started_at_ms is None or stage.ended_at_ms is None:
+            problems.append(f"{label}: stage {stage.name} lacks start or end")
+    return problems
+
+
+@case(34, "可靠性-34-1", codes=("T2", "T8", "T11", "T12"))
+def local_detail_and_cloud(ctx: CaseContext) -> None:
+    """Run expert case 1 and user case 4 with normal research tracing; read the actual evidence records.
+
+    Expects: run, trace and spans can be linked; fine stages are judged from the deployment's own
+    detail, cloud sync is not assumed complete, and missing fields are named honestly.
+    Evidence: stage logs, evidence ids and hashes, and the spans received.
+    """
+    expert = ctx.eval_set.quality_case("专家", 1)[0]
+    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, [expert.prompt],
+                                [ctx.doc(p) for p in expert.allowed_paper_ids])
+    stages_ok = all(s.started_at_ms is not None and s.ended_at_ms is not None for s in result.stages)
+    e0 = ctx.observe("expert 1 tool stages", [s.model_dump() for s in result.stages])
+    ctx.item("tool_stage_fields", stages_ok and bool(result.stages), "encode/query/expand carry start and end", e0)
+    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
+                          label="direct_search")])
+    turns = ctx.eval_set.quality_case("用户", 4)
+    opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
+    problems: list[str] = []
+    for i, t in enumerate(turns):
+        run = ctx.chat(ctx.a, opened.session_id, t.prompt, revision=i > 0)
+        problems += _check_run(ctx, run, f"user4 turn {i + 1}")
+        spans = ctx.target.receiver.trace(run.detail.trace_id or "") if run.detail else []
+        ctx.evidence("trace", f"spans of run {run.run_id}", [{"name": s.name, "span_id": s.span_id,
+                                                             "parent": s.parent_span_id, "scope": s.scope}
+                                                            for s in spans])
+    e = ctx.observe("run ↔ trace ↔ span linkage", {"problems": problems})
+    ctx.item("run_trace_span_linked", not problems, "every run's spans join its trace and match its record"
+             if not problems else "; ".join(problems[:3]), e)
+    cloud = any(s.scope == "langfuse-sdk" for s in ctx.target.receiver.spans)
+    ctx.item("cloud_sync", Verdict.NA if not cloud else Verdict.PASS,
+             "no Langfuse configured for this deployment" if not cloud else "Langfuse observations received",
+             required=False)
+
+
+@case(35, "可靠性-35-1", codes=("T8", "T11", "T12"))
+def incomplete_record_keeps_evidence(ctx: CaseContext) -> None:
+    """Lower the trace budget (a safe truncation fixture, answers untouched) and inspect what was kept.
+
+    Expects: trace_complete=false is true to reality; saved checkpoints and evidence stay readable;
+    missing parts are U rather than voiding or passing the whole case. Evidence: where it was cut,
+    the completeness flag, what scoring lacks.
+    """
+    ctx.require("chaos")
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    question = "2.9%指什么？"
+    full = ctx.chat(ctx.a, opened.session_id, question)
+    with ctx.settings(trace_budget_spans=3):
+        cut = ctx.chat(ctx.a, opened.session_id, question)
+    assert full.detail is not None and cut.detail is not None
+    spans = _spans(ctx, cut.detail.trace_id or "", cut.run_id)
+    e = ctx.observe("truncated trace", {"trace_complete": cut.detail.trace_complete, "spans_received": len(spans),
+                                        "full_run_spans": len(_spans(ctx, full.detail.trace_id or "", full.run_id))})
+    ctx.item("flag_truthful", cut.detail.trace_complete is False, f"trace_complete={cut.detail.trace_complete}", e)
+    ctx.item("answer_untouched", cut.answer == full.answer and cut.detail.state == "completed",
+             "the same question gives the same answer with the cut trace", e)
+    readable = bool(cut.detail.checkpoints) and bool(cut.detail.tool_calls)
+    ctx.item("evidence_readable", readable, "checkpoints and tool records are still readable", e)
+    ctx.item("scoring_of_missing_parts", Verdict.U, "span-level scoring of the cut run is missing (recorded as U)",
+             e, required=False)

@@ -1,0 +1,285 @@
+"""运行控制 — run control (reliability cases 20–26)."""
+
+from __future__ import annotations
+
+import time
+
+from rig.adapters.models import CheckpointEvent, TokenEvent
+from rig.errors import TargetHTTPError
+from rig.evidence import Measure
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from rig.transcript import RunTranscript
+from rig.verdict import Verdict
+from rig.waiting import wait_until
+from scenarios.reliability.steps import SLOW, answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
+
+LONG = "请查清买家保护与徽章关系并给依据。"
+P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
+
+
+def _stop_when(ctx: CaseContext, session_id: str, question: str, until: type) -> RunTranscript:
+    """Ask, read until an event of type `until` arrives, stop, read the rest; returns the transcript."""
+    run = ctx.submit(ctx.a, session_id, question)
+    stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, until))
+    stop_ns = time.perf_counter_ns()
+    ctx.adapter.stop(ctx.a, run.run_id)
+    for event in stream:
+        run.events.append(event)
+    run.end_ns = time.perf_counter_ns()
+    ctx.evidence("stop", f"stop sent for {run.run_id}", {"after_event": until.__name__,
+                                                         "stop_after_submit_ms": (stop_ns - run.submit_ns) / 1e6})
+    return run
+
+
+def _resume(ctx: CaseContext, run_id: str) -> tuple[int, str | None, object]:
+    """(status, error code, details) of one resume attempt."""
+    try:
+        ctx.adapter.resume(ctx.a, run_id)
+    except TargetHTTPError as exc:
+        return exc.status, exc.code, exc.details
+    return 201, None, None
+
+
+def _stopped_with_checkpoint(ctx: CaseContext, session_id: str) -> RunTranscript:
+    with ctx.settings(**SLOW):
+        run = _stop_when(ctx, session_id, P32_QUESTION, CheckpointEvent)
+    wait_terminal(ctx, run.run_id)
+    return ctx.finish(ctx.a, run)
+
+
+@case(20, "可靠性-20-1", codes=("T8", "T9"))
+def stop_during_generation(ctx: CaseContext) -> None:
+    """While a P32 answer is being generated, press stop; then send a new request.
+
+    Expects: the stop reaches the running task, the reason is saved, the session/slot is freed, a new
+    request is served, and results already saved remain. Evidence: stop time, task state, slot gauge.
+    """
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    kept = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    with ctx.settings(**SLOW):
+        run = _stop_when(ctx, opened.session_id, LONG, TokenEvent)
+        held = slots_in_use(ctx)
+    wait_terminal(ctx, run.run_id)
+    ctx.finish(ctx.a, run)
+    d = run.detail
+    assert d is not None
+    e = ctx.observe("after stop", {"state": d.state, "end_reason": d.end_reason, "stream_end": run.terminal.data
+                                   if run.terminal else None, "cancelled_stages": [s.name for s in d.stages if s.cancelled]})
+    ctx.item("stop_reached_task", d.state == "stopped" and any(s.cancelled for s in d.stages),
+             f"{d.state}/{d.end_reason}; cancelled: {[s.name for s in d.stages if s.cancelled]}", e)
+    ctx.item("reason_saved", d.end_reason == "user_stop", f"end_reason {d.end_reason}", e)
+    freed = wait_slots_free(ctx)
+    e2 = ctx.observe("slot gauge", {"while_running": held, "freed": freed})
+    ctx.item("slot_released", freed if freed is not None else None,
+             "slot gauge back to 0" if freed else "no slot gauge exposed" if freed is None else "slot still held", e2)
+    after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    ctx.item("new_request_served", after.detail is not None and after.detail.state == "completed",
+             f"next run ended {after.detail.state if after.detail else None}")
+    session = ctx.adapter.session(ctx.a, opened.session_id)
+    ctx.item("saved_results_kept", bool(answers(session, kept.run_id)) and not answers(session, run.run_id),
+             "the earlier answer is still there; the stopped run saved no answer")
+    if d.ended_at_ms and run.terminal:
+        ctx.measures([Measure(code="T9", source="server", value=d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
+                              label="stopped_run_duration")])
+
+
+@case(21, "可靠性-21-1", codes=("T2", "T8"))
+def stop_during_retrieval(ctx: CaseContext) -> None:
+    """Stretch the encode stage, then the query stage, and stop inside each (two variants, apart).
+
+    Expects: the stage's cancellation is handled, the exit saves the reason and frees the slot; a
+    front end merely stopping the stream would not count. Evidence: stage start/stop/end, slot gauge.
+    """
+    for stage in ("encode", "query"):
+        ctx.fault(stage, "delay", delay_ms=8000, times=1)
+        opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+        run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
+        stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
+        def in_stage(run_id: str = run.run_id, name: str = stage) -> bool:
+            return any(s.name == name and s.ended_at_ms is None for s in ctx.adapter.run(ctx.a, run_id).stages)
+
+        inside = wait_until(in_stage, 5.0)
+        ctx.adapter.stop(ctx.a, run.run_id)
+        run.events.extend(stream)
+        wait_terminal(ctx, run.run_id)
+        ctx.finish(ctx.a, run)
+        d = run.detail
+        assert d is not None
+        rec = next((s for s in d.stages if s.name == stage), None)
+        cut = rec is not None and rec.cancelled and rec.ended_at_ms is not None and rec.started_at_ms is not None \
+            and rec.ended_at_ms - rec.started_at_ms < 8000
+        e = ctx.observe(f"stop inside {stage}", {"was_inside": bool(inside), "stage": rec.model_dump() if rec else None,
+                                                 "state": d.state, "end_reason": d.end_reason})
+        ctx.item(f"{stage}_cancelled", bool(inside) and cut, f"{stage} stage cancelled before its delay ran out", e)
+        freed = wait_slots_free(ctx)
+        ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
+                 f"{d.state}/{d.end_reason}, slot freed: {freed}", e)
+        if rec and rec.ended_at_ms and rec.started_at_ms:
+            ctx.measures([Measure(code="T2", source="server", value=rec.ended_at_ms - rec.started_at_ms,
+                                  label=f"stage:{stage}:cancelled")])
+
+
+@case(22, "可靠性-22-1", codes=("T8",))
+def disconnect_is_not_cancel(ctx: CaseContext) -> None:
+    """Start a long task, close the page (the stream) without stopping, then open the session again.
+
+    Expects: on return the real backend state or the saved result is shown; the disconnect is not
+    passed off as a user cancellation. Evidence: run ids, states and results before and after.
+    """
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    with ctx.settings(**SLOW):
+        run = ctx.submit(ctx.a, opened.session_id, LONG)
+        stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, TokenEvent))
+        stream.close()
+        state_after_close = ctx.adapter.run(ctx.a, run.run_id).state
+        detail = wait_terminal(ctx, run.run_id, 60)
+    reopened = list(ctx.adapter.events(ctx.a, run.run_id, last_event_id=run.events[-1].id))
+    session = ctx.adapter.session(ctx.a, opened.session_id)
+    e = ctx.observe("after closing and reopening", {"state_right_after_close": state_after_close,
+                                                    "final": (detail.state, detail.end_reason) if detail else None,
+                                                    "reopened_stream_end": reopened[-1].data if reopened else None,
+                                                    "answers": len(answers(session, run.run_id))})
+    ctx.item("disconnect_not_cancel", bool(detail) and detail.end_reason != "user_stop" and detail.state == "completed",
+             f"ended {detail.state if detail else None}/{detail.end_reason if detail else None}", e)
+    ctx.item("reopen_shows_real_state", bool(reopened) and reopened[-1].event == "done" and
+             bool(answers(session, run.run_id)), "the reopened stream ends done and the answer is saved", e)
+    run.events.extend(reopened)
+    ctx.finish(ctx.a, run)
+
+
+@case(23, "可靠性-23-1", codes=("T9",))
+def valid_checkpoint_resume(ctx: CaseContext) -> None:
+    """A run with a saved read-only tool checkpoint is stopped; nothing else changes; resume it.
+
+    Expects: a new linked run records resume_from, the evidence and citation mapping carry on, and
+    nothing leaks in from other cases. Evidence: the checkpoint, config comparison, old and new runs.
+    """
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    old = _stopped_with_checkpoint(ctx, opened.session_id)
+    assert old.detail is not None
+    e0 = ctx.observe("checkpoint before resume", [c.model_dump() for c in old.detail.checkpoints])
+    began = time.perf_counter_ns()
+    resumed = ctx.adapter.resume(ctx.a, old.run_id)
+    new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume", submit_ns=began)
+    ctx.read(ctx.a, new)
+    d = new.detail
+    assert d is not None
+    ctx.item("linked_run", resumed.resume_from == old.run_id and d.resume_from == old.run_id and
+             resumed.run_id != old.run_id, f"new run {resumed.run_id} resumes {old.run_id}", e0)
+    old_hits = {(c.tool_call_id, h.chunk_id) for c in old.detail.tool_calls for h in c.hits}
+    answer = answer_of(ctx, opened.session_id, new.run_id)
+    mapped = [(c.tool_call_id, c.chunk_id) for c in answer.citations if c.chunk_id] if answer else []
+    e = ctx.observe("resumed answer's citations vs checkpoint evidence", {"citations": mapped,
+                                                                          "checkpoint_hits": sorted(old_hits)})
+    ctx.item("evidence_carried_over", d.state == "completed" and bool(mapped) and set(mapped) <= old_hits,
+             f"{len(mapped)} citation(s), all from the checkpoint's evidence", e)
+    ctx.item("no_cross_case_mixing", d.session_id == opened.session_id and not d.tool_calls,
+             "same session, no new searches needed", e)
+    ctx.item("old_run_kept", ctx.adapter.run(ctx.a, old.run_id).state == "stopped", "the stopped run is unchanged")
+    ctx.measures([Measure(code="T9", source="client", value=(new.terminal.recv_ns - began) / 1e6 if new.terminal
+                          else 0, label="resume_to_done", run_id=new.run_id)])
+
+
+@case(24, "可靠性-24-1", codes=("T9",))
+def invalid_checkpoint_refused(ctx: CaseContext) -> None:
+    """Keep a checkpoint, then change the material signature (scope) or the model config, and resume.
+
+    Expects: an invalid resume is refused explicitly with a prompt to start again; the old saved
+    results remain. A correct refusal is PASS. Evidence: what changed, the refusal, the original result.
+    """
+    variants = ["materials"] + (["model_config"] if ctx.caps.model_config_api else [])
+    for variant in variants:
+        opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+        old = _stopped_with_checkpoint(ctx, opened.session_id)
+        restore = None
+        if variant == "materials":
+            ctx.adapter.set_scope(ctx.a, opened.session_id, [ctx.doc("P32"), ctx.doc("P21")])
+        else:
+            restore = ctx.adapter.model_config(ctx.a)
+            alt = ctx.target.models.alternative
+            ctx.adapter.set_model_config(ctx.a, alt["provider"], alt["model"])
+        try:
+            status, code, details = _resume(ctx, old.run_id)
+        finally:
+            if restore is not None:
+                ctx.adapter.set_model_config(ctx.a, restore.provider, restore.model)
+        e = ctx.observe(f"resume after {variant} change", {"status": status, "code": code, "details": details})
+        ctx.item(f"{variant}_refused", status == 409 and code == "checkpoint_invalid",
+                 f"resume answered {status} {code}", e)
+        kept = ctx.adapter.run(ctx.a, old.run_id)
+        ctx.item(f"{variant}_old_result_kept", kept.state == "stopped" and bool(kept.checkpoints),
+                 "the stopped run and its checkpoint are kept")
+
+
+@case(25, "可靠性-25-1", codes=("T9",))
+def nothing_to_resume(ctx: CaseContext) -> None:
+    """Interrupt before the first complete tool cycle, try to resume, then start the question anew.
+
+    Expects: no promise to restore unsaved streamed text; the absence of a checkpoint is stated and a
+    new task can be started. Evidence: checkpoint list, states, the new run.
+    """
+    ctx.fault("encode", "delay", delay_ms=8000, times=1)
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
+    stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
+    ctx.adapter.stop(ctx.a, run.run_id)
+    run.events.extend(stream)
+    wait_terminal(ctx, run.run_id)
+    ctx.finish(ctx.a, run)
+    assert run.detail is not None
+    e = ctx.observe("checkpoints of the interrupted run", [c.model_dump() for c in run.detail.checkpoints])
+    status, code, details = _resume(ctx, run.run_id)
+    e2 = ctx.observe("resume attempt", {"status": status, "code": code, "details": details})
+    ctx.item("no_checkpoint_stated", not run.detail.checkpoints and status == 409 and code == "no_checkpoint",
+             f"resume answered {status} {code}", e, e2)
+    again = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+    ctx.item("new_task_starts", again.detail is not None and again.detail.state == "completed",
+             f"a new run ended {again.detail.state if again.detail else None}")
+
+
+@case(26, "可靠性-26-1", codes=("T9",))
+def restart_keeps_saved_state(ctx: CaseContext) -> None:
+    """In the isolated deployment, with a finished session and a resumable checkpoint, restart the server.
+
+    Expects: everything committed is still there; interrupted runs say so truthfully; checkpoint rules
+    still apply. BLOCKED when the rig has no restart window (no restarter configured).
+    Evidence: restart record, data before/after, run states.
+    """
+    restarter = ctx.target.restarter
+    if restarter is None:
+        ctx.item("restart_window", Verdict.BLOCKED, "no restarter configured (embedded target, or restart_cmd)")
+        return
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    done = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    resumable = _stopped_with_checkpoint(ctx, opened.session_id)
+    with ctx.settings(**SLOW):
+        flight = ctx.submit(ctx.a, opened.session_id, LONG)
+        ctx.stream_until(ctx.a, flight, lambda e: isinstance(e, TokenEvent))
+    before = {"session": ctx.adapter.session(ctx.a, opened.session_id).model_dump(),
+              "done": ctx.adapter.run(ctx.a, done.run_id).model_dump(),
+              "resumable": ctx.adapter.run(ctx.a, resumable.run_id).checkpoints}
+    began = time.perf_counter_ns()
+    record = restarter.restart(hard=True)
+    ready_ms = (time.perf_counter_ns() - began) / 1e6
+    ctx.evidence("restart", "target restarted", {**record, "ready_after_ms": ready_ms})
+    ctx.target.relogin("a")
+    ctx.target.relogin("b")
+    after = {"session": ctx.adapter.session(ctx.a, opened.session_id).model_dump(),
+             "done": ctx.adapter.run(ctx.a, done.run_id).model_dump(),
+             "resumable": ctx.adapter.run(ctx.a, resumable.run_id).checkpoints}
+    e = ctx.observe("committed data before and after", {"equal": before == after})
+    ctx.item("committed_data_intact", before == after, "session, finished run and checkpoints re-read equal", e)
+    cut = ctx.run_detail(ctx.a, flight.run_id)
+    e2 = ctx.observe("run in flight at the restart", {"state": cut.state, "end_reason": cut.end_reason})
+    ctx.item("interruption_truthful", (cut.state, cut.end_reason) == ("interrupted", "server_restart"),
+             f"{cut.state}/{cut.end_reason}", e2)
+    resumed = ctx.adapter.resume(ctx.a, resumable.run_id)
+    new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume after restart",
+                        submit_ns=time.perf_counter_ns())
+    ctx.read(ctx.a, new)
+    first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
+    ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
+             new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart")
+    ctx.measures([Measure(code="T9", source="client", value=ready_ms, label="restart_to_ready"),
+                  Measure(code="T9", source="client", value=first_good or 0, label="restart_to_first_good_run")])

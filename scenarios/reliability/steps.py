@@ -1,0 +1,82 @@
+"""Steps several reliability cases share: independent checks of citations, access denial, slots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rig.adapters.models import Citation, Message, Session
+from rig.errors import TargetHTTPError
+from rig.gate.context import CaseContext
+from rig.pdftext import occurrences_on_page
+from rig.promtext import sample_value
+from rig.waiting import wait_until
+
+
+@dataclass
+class Attempt:
+    """What happened when the rig tried an access: the status and whether any content came back."""
+
+    status: int | None
+    body: str
+
+    @property
+    def denied(self) -> bool:
+        return self.status in (401, 403, 404)
+
+
+def attempt(fn: Callable[[], Any]) -> Attempt:
+    """Call an adapter operation and report its outcome without raising."""
+    try:
+        value = fn()
+    except TargetHTTPError as exc:
+        return Attempt(exc.status, str(exc.details or exc.message))
+    if isinstance(value, bytes):
+        return Attempt(200, value[:200].decode("latin-1"))
+    dump = getattr(value, "model_dump_json", None)
+    return Attempt(200, dump() if dump else str(value))
+
+
+def answers(session: Session, run_id: str) -> list[Message]:
+    return [m for m in session.messages if m.role == "assistant" and m.run_id == run_id]
+
+
+def answer_of(ctx: CaseContext, session_id: str, run_id: str) -> Message | None:
+    found = answers(ctx.adapter.session(ctx.a, session_id), run_id)
+    return found[0] if found else None
+
+
+def file_for_doc(ctx: CaseContext, doc_id: str) -> Any:
+    """The fixture file behind one of the setup's documents (for the rig's own page reading)."""
+    entry = next(e for e in ctx.target.setup.ingest if e.doc_id == doc_id)
+    return ctx.corpus_dir / entry.file
+
+
+def citation_on_its_page(ctx: CaseContext, citation: Citation) -> bool:
+    """True when the cited quote occurs on the cited physical page of the original file (rig's reading)."""
+    if citation.page is None:
+        return False
+    return occurrences_on_page(file_for_doc(ctx, citation.doc_id), citation.page, citation.quote) >= 1
+
+
+def slots_in_use(ctx: CaseContext) -> float | None:
+    """The target's slot gauge (None when its metrics do not expose it)."""
+    try:
+        return sample_value(ctx.adapter.metrics_text(), ctx.target.slots_metric)
+    except Exception:
+        return None
+
+
+def wait_slots_free(ctx: CaseContext, timeout_s: float = 10.0) -> bool | None:
+    """True once the gauge reads 0, False if it never does, None when there is no gauge to read."""
+    if slots_in_use(ctx) is None:
+        return None
+    return bool(wait_until(lambda: slots_in_use(ctx) == 0, timeout_s))
+
+
+def wait_terminal(ctx: CaseContext, run_id: str, timeout_s: float = 30.0) -> Any:
+    return wait_until(lambda: (d := ctx.adapter.run(ctx.a, run_id)).terminal and d, timeout_s)
+
+
+SLOW = {"token_delay_ms": 25, "first_token_delay_ms": 40}

@@ -1,0 +1,198 @@
+"""工具执行 — tool execution (reliability cases 12–16)."""
+
+from __future__ import annotations
+
+from rig.adapters.models import RunDetail, ToolResultEvent
+from rig.evidence import Measure
+from rig.gate.context import CaseContext
+from rig.gate.registry import case
+from rig.transcript import RunTranscript
+from scenarios.reliability.steps import answer_of
+
+P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
+
+
+def mapping_problems(run: RunTranscript, detail: RunDetail) -> list[str]:
+    """Tool calls, results, model input and stream cards that do not answer each other."""
+    problems = []
+    calls = {c.tool_call_id: c for c in detail.tool_calls}
+    for c in detail.tool_calls:
+        for h in c.hits:
+            if h.result_tool_call_id not in (None, c.tool_call_id):
+                problems.append(f"hit {h.chunk_id} of {c.tool_call_id} answers {h.result_tool_call_id}")
+    for mi in detail.model_input:
+        orphans = [t for t in mi.tool_call_ids if t not in calls]
+        if orphans:
+            problems.append(f"round {mi.round} model input carries results of unknown calls {orphans}")
+    stream_calls = [str(e.data.get("tool_call_id")) for e in run.events if e.event == "tool_call"]
+    if sorted(stream_calls) != sorted(calls):
+        problems.append(f"stream announced {stream_calls}, record holds {sorted(calls)}")
+    for e in run.events:
+        if isinstance(e, ToolResultEvent):
+            record = calls.get(e.tool_call_id)
+            if record is None:
+                problems.append(f"stream result for unknown call {e.tool_call_id}")
+            elif record.ok != e.ok or len(record.hits) != e.hits:
+                problems.append(f"stream card of {e.tool_call_id} ({e.ok}, {e.hits} hits) differs from the record "
+                                f"({record.ok}, {len(record.hits)} hits)")
+    return problems
+
+
+def citation_problems(ctx: CaseContext, run: RunTranscript, detail: RunDetail) -> list[str]:
+    answer = answer_of(ctx, run.session_id or "", run.run_id)
+    calls = {c.tool_call_id: {h.chunk_id for h in c.hits} for c in detail.tool_calls if c.ok}
+    out = []
+    for c in answer.citations if answer else []:
+        if c.chunk_id is None:
+            continue
+        if c.tool_call_id not in calls or c.chunk_id not in calls[c.tool_call_id]:
+            out.append(f"citation {c.citation_id} names chunk {c.chunk_id} not returned by call {c.tool_call_id}")
+    return out
+
+
+@case(12, "可靠性-12-1", codes=("T11",))
+def calls_and_results_correspond(ctx: CaseContext) -> None:
+    """Run expert case 1 (direct tool) and user case 4 (chat), tying every tool_call_id to its result.
+
+    Expects: every result goes back to the right call, no orphan or crossed result, no wrong source;
+    the stream's cards and the model's input are checked separately. Evidence: calls, results as the
+    model saw them, and the final model input.
+    """
+    expert = ctx.eval_set.quality_case("专家", 1)[0]
+    scope = [ctx.doc(p) for p in expert.allowed_paper_ids]
+    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, [expert.prompt], scope)
+    direct_ok = [r.tool_call_id for r in result.results] == result.tool_call_ids and all(
+        h.doc_id in scope for r in result.results for h in r.hits)
+    e = ctx.observe("expert 1 direct call", {"tool_call_ids": result.tool_call_ids,
+                                             "results": [(r.tool_call_id, r.query, len(r.hits)) for r in result.results]})
+    ctx.item("direct_results_mapped", direct_ok, "each result names its call and stays in scope", e)
+    user = ctx.eval_set.quality_case("用户", 4)
+    opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in user[0].allowed_paper_ids])
+    problems, cite_problems, executed = [], [], 0
+    for i, turn in enumerate(user):
+        run = ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0)
+        assert run.detail is not None
+        problems += mapping_problems(run, run.detail)
+        cite_problems += citation_problems(ctx, run, run.detail)
+        executed += len(run.detail.tool_calls)
+    e2 = ctx.observe("user 4 call/result mapping", {"turns": len(user), "tool_calls": executed,
+                                                    "problems": problems})
+    ctx.item("chat_results_mapped", executed > 0 and not problems,
+             f"{executed} call(s) across {len(user)} turns" + (f"; {problems[:3]}" if problems else ""), e2)
+    e3 = ctx.observe("citations traced to their calls", {"problems": cite_problems})
+    ctx.item("citations_from_their_calls", not cite_problems, "every citation names a chunk its call returned", e3)
+
+
+@case(13, "可靠性-13-1", codes=("T2", "T11"))
+def merged_queries(ctx: CaseContext) -> None:
+    """Send two internal_search queries in one call (plus a repeat of the first) through the direct entry.
+
+    Expects: after any merging the questions and scope are kept, every result maps back to its query,
+    and proposed vs executed calls are both recorded. Evidence: arguments before/after and results.
+    """
+    scope = [ctx.doc("P32")]
+    queries = ["买家保护实施后声誉徽章溢价如何变化", "徽章还剩多少信号价值", "买家保护实施后声誉徽章溢价如何变化"]
+    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, queries, scope)
+    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
+                          label="direct_search"),
+                  Measure(code="T11", source="server", value=result.proposed_calls, unit="count",
+                          label="tool_calls_proposed"),
+                  Measure(code="T11", source="server", value=result.executed_calls, unit="count",
+                          label="tool_calls_executed")])
+    e = ctx.observe("merged call", {"queries": queries, "proposed": result.proposed_calls,
+                                    "executed": result.executed_calls,
+                                    "results": [(r.tool_call_id, r.query, [h.chunk_id for h in r.hits])
+                                                for r in result.results]})
+    ctx.item("counts_recorded", result.proposed_calls == 3 and 1 <= result.executed_calls <= 3,
+             f"proposed {result.proposed_calls}, executed {result.executed_calls}", e)
+    ctx.item("queries_kept", [r.query for r in result.results] == queries, "every query comes back with its result", e)
+    ctx.item("scope_kept", all(h.doc_id in scope for r in result.results for h in r.hits), "no hit outside P32", e)
+    ctx.item("results_map_back", [r.tool_call_id for r in result.results] == result.tool_call_ids and
+             [h.chunk_id for h in result.results[0].hits] == [h.chunk_id for h in result.results[2].hits],
+             "results follow their calls; the repeated query got the same evidence", e)
+
+
+@case(14, "可靠性-14-1", codes=("T8",))
+def tool_error_is_handled(ctx: CaseContext) -> None:
+    """Make the first search fail (injected error), then let it recover; ask the P32 question.
+
+    Expects: the error is recognisable; the system retries or states the limit by its real mechanism,
+    and never claims evidence it did not get. Evidence: the fault, the error returned, the answer.
+    """
+    ctx.fault("internal_search", "error", times=1)
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+    assert run.detail is not None
+    first = run.detail.tool_calls[0] if run.detail.tool_calls else None
+    e = ctx.observe("first tool result", first.model_dump() if first else None)
+    ctx.item("error_recognisable", first is not None and first.ok is False and bool(first.error),
+             f"first call ok={first.ok if first else None}, error={first.error if first else None}", e)
+    ok_calls = [c for c in run.detail.tool_calls if c.ok]
+    problems = citation_problems(ctx, run, run.detail)
+    answer = answer_of(ctx, opened.session_id, run.run_id)
+    cites = answer.citations if answer else []
+    honest = bool(ok_calls) or not cites
+    e2 = ctx.observe("behaviour after the error", {"retried": len(run.detail.tool_calls) > 1,
+                                                  "ok_calls": len(ok_calls), "citations": len(cites),
+                                                  "state": run.detail.state, "reason": run.detail.end_reason,
+                                                  "problems": problems})
+    ctx.item("no_invented_evidence", honest and not problems, "citations only from successful calls", e2)
+    followed = bool(ok_calls) or run.detail.end_reason == "tool_error"
+    ctx.item("follow_up_behaviour", followed, "retried and recovered" if ok_calls else
+             f"ended {run.detail.state}/{run.detail.end_reason}", e2)
+
+
+@case(15, "可靠性-15-1", codes=("T8",))
+def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
+    """Request P32 evidence while the expansion stage fails.
+
+    Expects: if it falls back to the original chunk, the source is still right and nothing is passed
+    off as expanded; answer quality is judged separately. Evidence: the chunk, the expansion error,
+    the final evidence.
+    """
+    scope = [ctx.doc("P32")]
+    normal = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["2.9%"], scope)
+    ctx.fault("expand", "error", times=1)
+    degraded = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["2.9%"], scope)
+    stage = next((s for s in degraded.stages if s.name == "expand"), None)
+    hits = degraded.results[0].hits
+    e = ctx.observe("expansion failed", {"stage": stage.model_dump() if stage else None,
+                                         "hits": [(h.chunk_id, h.page, h.expanded) for h in hits],
+                                         "normal_expanded": [h.expanded for h in normal.results[0].hits]})
+    ctx.item("failure_recorded", stage is not None and stage.ok is False, "the expand stage reports its error", e)
+    ctx.item("no_fake_expansion", bool(hits) and not any(h.expanded for h in hits), "no hit claims expansion", e)
+    from rig.pdftext import page_texts, squash
+
+    pages = page_texts(ctx.fixture_path(paper_id="P32"))
+    correct = [h for h in hits if h.doc_id == scope[0] and h.page and squash(h.text) in squash(pages[h.page - 1])]
+    e2 = ctx.observe("original chunks on their true pages (rig's reading)", {"correct": len(correct), "all": len(hits)})
+    ctx.item("source_correct", bool(hits) and len(correct) == len(hits), "each chunk is verbatim on its page", e2)
+
+
+@case(16, "可靠性-16-1", codes=("T8", "T11"))
+def last_round_and_empty_answer(ctx: CaseContext) -> None:
+    """Two variants recorded apart: the last outer round (limit tightened) and an empty model answer.
+
+    Expects: the last round stops offering tools and ends truthfully; an empty answer is a failure,
+    never `completed`. Evidence: rounds, tool definitions per round, end reasons.
+    """
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    with ctx.settings(max_rounds=1):
+        limited = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+    d = limited.detail
+    assert d is not None
+    last = d.rounds_detail[-1] if d.rounds_detail else None
+    e = ctx.observe("last-round variant", {"rounds": d.rounds, "max_rounds": d.max_rounds,
+                                           "rounds_detail": [r.model_dump() for r in d.rounds_detail],
+                                           "state": d.state, "end_reason": d.end_reason})
+    ctx.item("last_round_tools_withheld", last is not None and last.tools_offered in (False, []) and not d.tool_calls,
+             f"last round offered tools: {last.tools_offered if last else None}", e)
+    ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
+             f"ended {d.state}/{d.end_reason}", e)
+    ctx.fault("llm", "empty", times=1)
+    empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+    d2 = empty.detail
+    assert d2 is not None
+    e2 = ctx.observe("empty-answer variant", {"state": d2.state, "end_reason": d2.end_reason, "answer": empty.answer})
+    ctx.item("empty_answer_failed", d2.state == "failed" and d2.end_reason == "empty_answer",
+             f"ended {d2.state}/{d2.end_reason}", e2)

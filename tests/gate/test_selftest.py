@@ -1,0 +1,19 @@
+"""The self-test on one seeded defect per reliability module: each is caught by its guarding case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.selftest import GUARDS, REPRESENTATIVE, run_selftest
+
+
+def test_representative_defects_are_each_caught(tmp_path: Path) -> None:
+    guard_cases = sorted({c for d in REPRESENTATIVE for c in GUARDS[d]})
+    report = run_selftest(REPRESENTATIVE, tmp_path, clean_cases=guard_cases)
+    assert report.clean_problems == []
+    assert set(report.clean.values()) == {"PASS"}
+    missed = [d.defect for d in report.defects if not d.caught]
+    assert missed == []
+    for row in report.defects:
+        assert any(v == "FAIL" for c, v in row.verdicts.items() if c in GUARDS[row.defect])
+    assert report.ok
