@@ -5,6 +5,7 @@
     ├── FixtureError              the fixture corpus cannot be built or read
     ├── CapabilityMissing         the target's adapter does not offer an operation a step needs
     ├── EvidenceError             the evidence store cannot be opened or written
+    ├── BrowserUnavailable        no Chromium for Playwright, or it would not start
     └── TargetError               talking to the target failed
         ├── TargetUnreachable     no connection (refused, DNS, timeout)
         ├── TargetHTTPError       the target answered with a non-2xx status
@@ -30,6 +31,15 @@ class RigError(Exception):
 
 class ConfigError(RigError):
     """A configuration, policy, selector map or eval-set file is malformed."""
+
+
+class BrowserUnavailable(RigError):
+    """No Chromium for Playwright, or it would not start."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"no usable browser: {detail}",
+                         fix="`pip install -e '.[browser]'` and `apt-get install -y chromium` "
+                             "(or `playwright install chromium`), or set RIG_CHROMIUM to a Chromium binary")
 
 
 class FixtureError(RigError):

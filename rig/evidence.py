@@ -32,7 +32,10 @@ CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, rep INTEGER NOT NULL, c
 CREATE TABLE IF NOT EXISTS evidence(id INTEGER PRIMARY KEY, rep INTEGER, case_id INTEGER, kind TEXT NOT NULL,
   title TEXT NOT NULL, data TEXT NOT NULL, wall_ms REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS measures(id INTEGER PRIMARY KEY, rep INTEGER, case_id INTEGER, code TEXT NOT NULL,
-  source TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, run_id TEXT, label TEXT, scenario TEXT);
+  source TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, run_id TEXT, label TEXT, scenario TEXT,
+  ts_ms REAL, origin TEXT);
+CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, name TEXT NOT NULL, ts_ms REAL NOT NULL, value REAL NOT NULL,
+  labels TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, rep INTEGER, case_id INTEGER, trace_id TEXT,
   state TEXT, end_reason TEXT, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS spans(trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
@@ -68,6 +71,8 @@ class Measure(BaseModel):
     run_id: str | None = None
     label: str | None = None
     scenario: str | None = None
+    ts_ms: float | None = None
+    origin: str | None = None
 
 
 class EvidenceStore:
@@ -131,9 +136,23 @@ class EvidenceStore:
 
     def add_measures(self, measures: list[Measure]) -> None:
         with self._tx() as conn:
-            conn.executemany("INSERT INTO measures(rep, case_id, code, source, value, unit, run_id, label, scenario) "
-                             "VALUES(?,?,?,?,?,?,?,?,?)", [(m.rep, m.case_id, m.code, m.source, m.value, m.unit,
-                                                            m.run_id, m.label, m.scenario) for m in measures])
+            conn.executemany("INSERT INTO measures(rep, case_id, code, source, value, unit, run_id, label, scenario, "
+                             "ts_ms, origin) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                             [(m.rep, m.case_id, m.code, m.source, m.value, m.unit, m.run_id, m.label, m.scenario,
+                               m.ts_ms if m.ts_ms is not None else time.time() * 1000, m.origin) for m in measures])
+
+    def add_series(self, name: str, points: list[tuple[float, float]], labels: dict[str, str] | None = None) -> None:
+        """Points (epoch ms, value) of a time series, e.g. the target's CPU over a load run."""
+        text = json.dumps(labels or {}, sort_keys=True)
+        with self._tx() as conn:
+            conn.executemany("INSERT INTO series(name, ts_ms, value, labels) VALUES(?,?,?,?)",
+                             [(name, ts, v, text) for ts, v in points])
+
+    def series(self, name: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._conn.execute("SELECT * FROM series WHERE (? IS NULL OR name=?) ORDER BY ts_ms",
+                                      (name, name)).fetchall()
+        return [{**dict(r), "labels": json.loads(r["labels"])} for r in rows]
 
     def add_run(self, rep: int | None, case_id: int | None, detail: dict[str, Any]) -> None:
         with self._tx() as conn:

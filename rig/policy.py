@@ -36,7 +36,7 @@ class Threshold(BaseModel):
 
     text: str
     metric: str
-    stat: str = "p95"
+    stat: str | None = "p95"
     op: str
     value: float
     at_users: int | None = None
@@ -52,8 +52,16 @@ class Threshold(BaseModel):
             value *= 1000.0
         elif unit == "%":
             value /= 100.0
-        return cls(text=text, metric=m.group("metric"), stat=m.group("stat") or "p95", op=m.group("op"),
+        metric = m.group("metric")
+        stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag", metric) else None)
+        return cls(text=text, metric=metric, stat=stat, op=m.group("op"),
                    value=value, at_users=int(m.group("at")) if m.group("at") else None)
+
+    @property
+    def key(self) -> str:
+        """The observed-value key: `T4.p95`, `error_rate`, with `@20` when it applies at 20 users."""
+        base = f"{self.metric}.{self.stat}" if self.stat else self.metric
+        return base + (f"@{self.at_users}" if self.at_users else "")
 
     def holds(self, observed: float) -> bool:
         return bool(_OPS[self.op](observed, self.value))
@@ -94,12 +102,14 @@ class CaseVerdict(BaseModel):
 
 
 class Decision(BaseModel):
-    decision: Literal["pass", "fail", "undecided"]
+    """pass/fail/undecided decide a release; `recorded` is a load run with nothing to decide (exit 0)."""
+
+    decision: Literal["pass", "fail", "undecided", "recorded"]
     reasons: list[str]
 
     @property
     def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1, "undecided": 2}[self.decision]
+        return {"pass": 0, "fail": 1, "undecided": 2, "recorded": 0}[self.decision]
 
 
 def decide_gate(verdicts: list[CaseVerdict], policy: Policy, observed: dict[str, float | None] | None = None,
@@ -118,7 +128,7 @@ def decide_gate(verdicts: list[CaseVerdict], policy: Policy, observed: dict[str,
         elif v.verdict in (Verdict.U, Verdict.NOT_RUN):
             undecided.append(f"case {v.case_id} {v.verdict.value}: {v.reason}")
     for threshold in policy.thresholds:
-        key = f"{threshold.metric}.{threshold.stat}" + (f"@{threshold.at_users}" if threshold.at_users else "")
+        key = threshold.key
         value = (observed or {}).get(key)
         if value is None:
             undecided.append(f"threshold {threshold.text!r}: no measurement of {key}")

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from workbench import __version__
-from workbench.api import auth_routes, chaos, citations, health, model_config, projects, runs, sessions, tools
+from workbench.api import auth_routes, chaos, citations, health, model_config, projects, runs, sessions, tools, ui
 from workbench.chaos import FaultRegistry
 from workbench.config import ServerConfig
 from workbench.db import Database
@@ -73,7 +73,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.add_exception_handler(ApiError, handle_api_error)
     app.add_exception_handler(RequestValidationError, handle_validation_error)
     app.add_exception_handler(Exception, handle_unexpected)
-    for module in (auth_routes, projects, tools, sessions, runs, citations, model_config, chaos, health):
+    for module in (auth_routes, projects, tools, sessions, runs, citations, model_config, chaos, health, ui):
         app.include_router(module.router)
     app.add_middleware(RequestMiddleware, metrics=svc.metrics)
     return app

@@ -40,6 +40,9 @@ def gate(
     resume: Annotated[Path | None, typer.Option(help="Continue a crashed run directory; finished cases stay.")] = None,
     policy: Annotated[Path | None, typer.Option(help="policy.yaml: required cases, allowed BLOCKED, thresholds.")] = None,
     eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
+    load: Annotated[Path | None, typer.Option(help="A finished rig load run: its numbers meet the thresholds.")] = None,
+    browser: Annotated[bool, typer.Option(help="Also run cases 1, 5, 17, 20, 22, 27–30 in headless Chromium.")] = False,
+    selectors: Annotated[Path | None, typer.Option(help="Selector map of the target's UI (YAML).")] = None,
 ) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
@@ -49,7 +52,8 @@ def gate(
     from rig.gate.session import GateOptions
 
     options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
-                          resume=resume, policy=policy, eval_set=eval_set)
+                          resume=resume, policy=policy, eval_set=eval_set, load=load,
+                          browser=browser, selectors=selectors)
     code = _run_and_print(options)
     raise typer.Exit(code)
 
@@ -77,7 +81,7 @@ def _run_and_print(options: object) -> int:
         reps = "" if len(c.repeats) <= 1 else " " + "/".join(v.value for v in c.repeats)
         table.add_row(c.record_id, c.module, c.name, f"[{style}]{c.verdict.value}[/]{reps}", c.reason[:90])
     console.print(table)
-    colour = {"pass": "green", "fail": "red", "undecided": "yellow"}[result.decision.decision]
+    colour = {"pass": "green", "fail": "red", "undecided": "yellow", "recorded": "blue"}[result.decision.decision]
     console.print(f"[bold {colour}]decision: {result.decision.decision.upper()}[/]")
     for reason in result.decision.reasons[:12]:
         console.print(f"  • {reason}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rig.cli import demo_cmd, fixtures_cmd, gate_cmd
+from rig.cli import browser_cmd, demo_cmd, fixtures_cmd, gate_cmd, load_cmd
 
 app = typer.Typer(
     help="A load and reliability test rig for LLM literature assistants.\n\n"
@@ -16,3 +16,5 @@ app.command("demo")(demo_cmd.demo)
 app.command("gate")(gate_cmd.gate)
 app.command("cases")(gate_cmd.list_cases)
 app.command("selftest")(gate_cmd.selftest)
+app.command("load")(load_cmd.load)
+app.command("browser")(browser_cmd.browser)

@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
@@ -34,6 +34,10 @@ def _clip(value: Any) -> Any:
     return value if len(text) <= MAX_BODY else {"truncated": True, "head": text[:MAX_BODY]}
 
 
+if TYPE_CHECKING:
+    from rig.browser.kit import BrowserKit
+
+
 class CaseContext:
     """Handed to each case function; every helper records what it did."""
 
@@ -48,6 +52,8 @@ class CaseContext:
         self.corpus_dir = corpus_dir
         self.manifest = manifest
         self.items: list[Item] = []
+        self.sessions: list[str] = []
+        self.browser: BrowserKit | None = None
         self.trace_id = secrets.token_hex(16)
         self._chaos_used = False
         self._recorder = self._record_exchange
@@ -125,7 +131,9 @@ class CaseContext:
         return f"00-{self.trace_id}-{secrets.token_hex(8)}-01"
 
     def open_session(self, auth: Auth, doc_ids: list[str], attachments: list[str] | None = None) -> SessionOpened:
-        return self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
+        opened = self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
+        self.sessions.append(opened.session_id)
+        return opened
 
     def submit(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None) -> RunTranscript:
         sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=self.traceparent())

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rig.catalog.models import EvalSet
 from rig.errors import CapabilityMissing, RigError, TargetUnreachable
@@ -22,20 +22,29 @@ from rig.gate.registry import CaseSpec
 from rig.gate.setup import TargetSession
 from rig.verdict import Item, Verdict, aggregate
 
+if TYPE_CHECKING:
+    from rig.browser.kit import BrowserKit
+
 ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
 
 
 @dataclass
 class RunOutcome:
     target_down: str | None = None
+    browser: Any = None
     verdicts: dict[tuple[int, int], tuple[Verdict, str]] = field(default_factory=dict)
 
 
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
               manifest: CorpusManifest, specs: list[CaseSpec], *, repeat: int = 1,
-              chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None) -> RunOutcome:
-    """Run every selected case `repeat` times (skipping those already finished in the store)."""
+              chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None,
+              browser: BrowserKit | str | None = None) -> RunOutcome:
+    """Run every selected case `repeat` times (skipping those already finished in the store).
+
+    With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too.
+    """
     outcome = RunOutcome()
+    outcome.browser = browser
     done = store.done_cases()
     for rep in range(1, repeat + 1):
         for spec in specs:
@@ -69,6 +78,8 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
         if spec.needs:
             ctx.require(*spec.needs)
         spec.fn(ctx)
+        if outcome.browser is not None:
+            _browser_half(ctx, outcome.browser)
     except CapabilityMissing as exc:
         ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}")
     except TargetUnreachable as exc:
@@ -90,3 +101,29 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
             pass
         ctx.close()
     return aggregate(ctx.items)
+
+
+def _browser_half(ctx: CaseContext, browser: BrowserKit | str) -> None:
+    """The case's browser step, when it has one: BLOCKED without a browser, U when the rig's driving fails."""
+    from rig.browser.kit import browser_steps
+
+    step = browser_steps().get(ctx.case.case_id)
+    if step is None:
+        return
+    if isinstance(browser, str):
+        ctx.item("browser", Verdict.BLOCKED, f"no browser: {browser}")
+        return
+    ctx.browser = browser
+    try:
+        browser.host.call(step(ctx, browser), timeout_s=240)
+    except (TargetUnreachable, CapabilityMissing):
+        raise
+    except Exception as exc:  # a selector that never matched, a page that never loaded: unknown, not PASS
+        ctx.evidence("error", f"browser step of case {ctx.case.case_id}", {"error": repr(exc)[:2000],
+                                                                           "traceback": traceback.format_exc()})
+        ctx.item("browser", Verdict.U, f"the browser step did not complete: {type(exc).__name__}: {str(exc)[:300]}")
+    finally:
+        try:
+            browser.host.call(browser.close_users(), timeout_s=30)
+        except Exception:
+            pass

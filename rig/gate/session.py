@@ -8,13 +8,14 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from rig.adapters import WorkbenchAdapter
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.config import ModelChoices, RigConfig, load_config
-from rig.errors import ConfigError, RigError
+from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.gate.registry import CaseSpec, all_cases
@@ -31,6 +32,9 @@ from rig.stats import summarize
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
 from rig.verdict import Verdict
 
+if TYPE_CHECKING:
+    from rig.browser.kit import BrowserKit
+
 Progress = Callable[[str, int, int], None]
 
 
@@ -46,6 +50,9 @@ class GateOptions(BaseModel):
     eval_set: Path | None = None
     defects: list[str] = Field(default_factory=list)
     reports_root: Path = Path("reports")
+    load: Path | None = None  # a finished `rig load` run whose load.json the policy's thresholds also judge
+    browser: bool = False  # also run the browser halves of cases 1, 5, 17, 20, 22, 27–30
+    selectors: Path | None = None  # the target UI's selector map (the workbench's by default)
 
 
 @dataclass
@@ -105,6 +112,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     else:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run_dir = options.out or options.reports_root / f"{stamp}-gate"
+        if (run_dir / "evidence.sqlite3").exists():
+            raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out, or --resume it")
         run_dir.mkdir(parents=True, exist_ok=True)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
@@ -119,6 +128,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     receiver = OtlpReceiver().start()
     receiver.sinks.append(lambda s: _store_span(store, s))
     embedded = None
+    browser: BrowserKit | str | None = None
     try:
         if config is None:
             _stale_target(run_dir, store.meta("target_pid"))
@@ -171,14 +181,20 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                 progress(f"case {spec.case_id} ({spec.module}) → {verdict.value if verdict else '?'}"
                          + (f" [rep {rep}]" if options.repeat > 1 else ""), counter["n"], total)
 
+        if options.browser:
+            if progress:
+                progress("starting the browser", counter["n"], total)
+            browser = _start_browser(options, adapter.base_url, run_dir)
         outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs, repeat=options.repeat,
-                            chaos_defaults=defaults, progress=on_case)
+                            chaos_defaults=defaults, progress=on_case, browser=browser)
         if embedded is not None:
             store.set_meta("target_pid", embedded.pid)
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
         data = build_report_data(store, Decision(decision="undecided", reasons=[]), manifest.model_dump(mode="json"))
         observed = observed_values(store)
+        if options.load is not None:
+            observed.update(load_observed(options.load))
         extra = [outcome.target_down] if outcome.target_down else []
         extra += [f"case {c.case_id}: {c.reason}" for c in data.cases if c.reason.startswith("verdict flipped")]
         data.decision = decide_gate(case_verdicts(data), policy, observed, extra)
@@ -188,10 +204,24 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     except RigError:
         raise
     finally:
+        if browser is not None and not isinstance(browser, str):
+            browser.host.close()
         receiver.stop()
         if embedded is not None:
             embedded.stop()
         store.close()
+
+
+def load_observed(load_dir: Path) -> dict[str, float | None]:
+    """Threshold keys from a load run's `load.json` (`T4.p95@20`, `error_rate`, …)."""
+    import json
+
+    from rig.load.summary import observed_for_policy
+
+    path = load_dir / "load.json"
+    if not path.exists():
+        raise ConfigError(f"{load_dir} holds no load.json", fix="pass the run directory of a finished rig load")
+    return observed_for_policy(json.loads(path.read_text(encoding="utf-8")))
 
 
 def observed_values(store: EvidenceStore) -> dict[str, float | None]:
@@ -213,3 +243,17 @@ def observed_values(store: EvidenceStore) -> dict[str, float | None]:
 def _store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
     store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
                    span.start_ns, span.end_ns, span.attributes)
+
+
+def _start_browser(options: GateOptions, base_url: str, run_dir: Path) -> BrowserKit | str:
+    """The gate's one browser, or the reason there is none (the browser items then end BLOCKED)."""
+    from rig.browser.host import BrowserHost
+    from rig.browser.kit import BrowserKit
+    from rig.browser.selectors import load_selectors
+
+    selectors = load_selectors(options.selectors)  # a bad map is a ConfigError: fix it, don't run half a gate
+    try:
+        host = BrowserHost()
+    except BrowserUnavailable as exc:
+        return str(exc)
+    return BrowserKit(host=host, selectors=selectors, base_url=base_url, run_dir=run_dir)

@@ -12,7 +12,7 @@ from rig.verdict import Verdict
 
 COLORS = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#cf222e", Verdict.U: "#bf8700", Verdict.BLOCKED: "#6e40c9",
           Verdict.NOT_RUN: "#57606a", Verdict.NA: "#8c959f"}
-DECISION_COLORS = {"pass": "#1a7f37", "fail": "#cf222e", "undecided": "#bf8700"}
+DECISION_COLORS = {"pass": "#1a7f37", "fail": "#cf222e", "undecided": "#bf8700", "recorded": "#57606a"}
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Noto Sans CJK SC","WenQuanYi Micro Hei",sans-serif;margin:24px;color:#1f2328}
 h1{font-size:22px} h2{font-size:18px;margin-top:28px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
@@ -81,8 +81,9 @@ def _matrix(cases: list[CaseReport]) -> str:
 def _evidence(e: dict[str, Any]) -> str:
     data = json.dumps(e["data"], ensure_ascii=False, indent=1, default=str)
     if e["kind"] == "screenshot" and isinstance(e["data"], dict) and e["data"].get("file"):
-        return (f'<details><summary>#{e["id"]} screenshot — {escape(e["title"])}</summary>'
-                f'<img src="{escape(e["data"]["file"])}" style="max-width:720px;border:1px solid #d0d7de"></details>')
+        return (f'<figure><img src="{escape(e["data"]["file"])}" alt="{escape(e["title"])}" loading="lazy" '
+                f'style="max-width:720px;border:1px solid #d0d7de"><figcaption>#{e["id"]} screenshot — '
+                f'{escape(e["title"])}</figcaption></figure>')
     return (f'<details><summary>#{e["id"]} <b>{escape(e["kind"])}</b> — {escape(e["title"])}</summary>'
             f"<pre>{escape(data[:12000])}</pre></details>")
 
@@ -98,8 +99,9 @@ def _case(c: CaseReport) -> str:
             f'<p class="muted">{escape(c.module)} · {escape(c.reason)}'
             f'{" · " + escape(metrics) if metrics else ""}</p>'
             f"<table><tr><th>item</th><th>verdict</th><th>reason</th><th></th><th>evidence</th></tr>{items}</table>"
-            f"<details><summary>evidence ({len(c.evidence)})</summary>{''.join(_evidence(e) for e in c.evidence)}"
-            f"</details>")
+            f"{''.join(_evidence(e) for e in c.evidence if e['kind'] == 'screenshot')}"
+            f"<details><summary>evidence ({len(c.evidence)})</summary>"
+            f"{''.join(_evidence(e) for e in c.evidence if e['kind'] != 'screenshot')}</details>")
 
 
 def _manifest(m: dict[str, Any]) -> str:

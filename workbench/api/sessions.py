@@ -57,6 +57,18 @@ async def create_session(body: SessionIn, request: Request, user: User = Depends
     return {"session_id": session_id, "effective_scope": effective, "dropped": dropped}
 
 
+@router.get("/sessions")
+async def list_sessions(request: Request, user: User = Depends(current_user)) -> list[dict[str, Any]]:
+    """The caller's own sessions, newest first, each titled by its first question."""
+    svc = services(request)
+    rows = svc.db.all("SELECT s.session_id, s.project_id, s.created_at, (SELECT content FROM messages m WHERE "
+                      "m.session_id=s.session_id AND m.role='user' ORDER BY seq LIMIT 1) AS title, (SELECT COUNT(*) "
+                      "FROM messages m WHERE m.session_id=s.session_id) AS messages FROM sessions s WHERE s.user_id=? "
+                      "ORDER BY s.created_at DESC, s.rowid DESC", user.user_id)
+    return [{"session_id": r["session_id"], "project_id": r["project_id"], "created_at": r["created_at"],
+             "title": (r["title"] or "")[:60], "messages": r["messages"]} for r in rows]
+
+
 @router.get("/sessions/{session_id}")
 async def get_session(session_id: str, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
     svc = services(request)

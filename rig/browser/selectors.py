@@ -1,0 +1,67 @@
+"""The selector map: where a target's web UI keeps the elements the rig touches and watches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from rig.errors import ConfigError
+
+DEFAULT = Path(__file__).resolve().parent.parent / "selectors" / "workbench.yaml"
+
+
+class LoginSelectors(BaseModel):
+    username: str
+    password: str
+    submit: str
+    error: str | None = None
+
+
+class SelectorMap(BaseModel):
+    """CSS selectors of one UI; `done` must match only once a run has ended (its state in `done_state_attr`)."""
+
+    name: str
+    path: str = "/"
+    login: LoginSelectors
+    logged_in: str
+    logout: str
+    project: str | None = None
+    paper: str
+    paper_id_attr: str = "data-paper-id"
+    doc_id_attr: str = "data-doc-id"
+    new_session: str
+    session_id: str | None = None
+    session_item: str | None = None
+    prompt: str
+    send: str
+    stop: str | None = None
+    regenerate: str | None = None
+    message: str | None = None
+    status: str
+    answer: str
+    run_id: str
+    done: str
+    done_state_attr: str = "data-state"
+    branch_count: str | None = None
+    citation: str | None = None
+    citation_viewer: str | None = None
+    citation_page: str | None = None
+    citation_match: str | None = None
+    citation_text: str | None = None
+    citation_highlight: str | None = None
+    export: str | None = None
+    export_view: str | None = None
+
+
+def load_selectors(path: Path | None = None) -> SelectorMap:
+    """Read a selector map (the workbench's when `path` is None); a bad file is a ConfigError naming the key."""
+    source = path or DEFAULT
+    try:
+        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
+        return SelectorMap.model_validate(raw)
+    except OSError as exc:
+        raise ConfigError(f"cannot read selector map {source}: {exc.strerror}") from exc
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise ConfigError(f"selector map {source} is invalid: {exc}") from exc

@@ -1,0 +1,136 @@
+"""Browser users at once: each in its own context, asking in turn, every turn put beside its run record.
+
+Used by `rig browser` and by `rig load --browsers M` (then in a process of its own, writing into the
+load run's evidence store). Measures carry `source="browser"`; for each run the server's own first
+status, first token and end go in too (`source="server_abs"` as epoch ms), so browser, HTTP and server
+times can be compared run by run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from rig.adapters.base import Adapter
+from rig.adapters.models import Auth
+from rig.browser.driver import BrowserTurn, BrowserUser
+from rig.browser.kit import turn_measures
+from rig.browser.selectors import SelectorMap
+from rig.evidence import EvidenceStore
+
+
+class BrowserPlan(BaseModel):
+    """What each browser user does: log in, open a session on `doc_ids`, ask `turns` questions."""
+
+    base_url: str
+    username: str
+    project_id: str
+    doc_ids: list[str]
+    questions: list[str]
+    users: int = 1
+    turns: int = 3
+    deadline_s: float = 120.0
+    think_s: float = 0.0
+    scenario: str = "browser"
+
+
+class TurnRecord(BaseModel):
+    user: int
+    turn: BrowserTurn
+    server_first_status_ms: float | None = None
+    server_first_token_ms: float | None = None
+    server_end_ms: float | None = None
+    server_state: str | None = None
+
+    @property
+    def t4_minus_server(self) -> float | None:
+        if self.turn.answer_ms is None or self.server_first_token_ms is None:
+            return None
+        return self.turn.answer_ms - self.server_first_token_ms
+
+
+@dataclass
+class BrowserRunResult:
+    records: list[TurnRecord] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    rss_base_mb: float = 0.0
+    rss_peak_mb: float = 0.0
+    wall_s: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        lags = [r.t4_minus_server for r in self.records if r.t4_minus_server is not None]
+        users = max((r.user for r in self.records), default=-1) + 1
+        out: dict[str, Any] = {"turns": len(self.records), "errors": self.errors[:20], "users": users,
+                               "wall_s": self.wall_s, "rss_base_mb": self.rss_base_mb, "rss_peak_mb": self.rss_peak_mb}
+        for code in ("t3", "t4", "t5"):
+            vals = [v for r in self.records if (v := getattr(r.turn, code)) is not None]
+            out[code.upper()] = _pcts(vals)
+        out["T4_browser_minus_server"] = _pcts(lags)
+        return out
+
+
+def _pcts(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"count": 0, "p50": None, "p95": None, "max": None}
+    ordered = sorted(values)
+    return {"count": len(values), "p50": statistics.median(ordered),
+            "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], "max": ordered[-1]}
+
+
+async def drive_users(browser: Any, selectors: SelectorMap, plan: BrowserPlan, password: str, adapter: Adapter,
+                      auth: Auth, store: EvidenceStore | None = None, rss: Callable[[], float] | None = None,
+                      on_turn: Callable[[TurnRecord], None] | None = None) -> BrowserRunResult:
+    """Run `plan.users` browser users at once until each did `plan.turns` turns or the deadline passed."""
+    result = BrowserRunResult(rss_base_mb=rss() if rss else 0.0)
+    began = time.monotonic()
+    deadline = began + plan.deadline_s
+
+    async def one(index: int) -> None:
+        user: BrowserUser | None = None
+        try:
+            user = await BrowserUser.open(browser, plan.base_url, selectors)
+            if not await user.login(plan.username, password):
+                result.errors.append(f"user {index}: login refused")
+                return
+            await user.start_session(plan.doc_ids, plan.project_id, by_doc_id=True)
+            for n in range(plan.turns):
+                if time.monotonic() > deadline:
+                    break
+                question = plan.questions[(index + n) % len(plan.questions)]
+                turn = await user.ask(question, timeout_s=max(5.0, deadline - time.monotonic()))
+                record = await asyncio.to_thread(_with_server, adapter, auth, index, turn)
+                result.records.append(record)
+                if store is not None:
+                    store.add_measures(turn_measures(turn, record.server_first_token_ms, plan.scenario))
+                if on_turn:
+                    on_turn(record)
+                if rss:
+                    result.rss_peak_mb = max(result.rss_peak_mb, rss())
+                if plan.think_s:
+                    await asyncio.sleep(plan.think_s)
+        except Exception as exc:  # one user's failure is recorded; the others go on
+            result.errors.append(f"user {index}: {type(exc).__name__}: {str(exc)[:300]}")
+        finally:
+            if user is not None:
+                await user.close()
+
+    await asyncio.gather(*(one(i) for i in range(plan.users)))
+    result.wall_s = time.monotonic() - began
+    return result
+
+
+def _with_server(adapter: Adapter, auth: Auth, index: int, turn: BrowserTurn) -> TurnRecord:
+    record = TurnRecord(user=index, turn=turn)
+    if turn.run_id:
+        detail = adapter.run(auth, turn.run_id)
+        record.server_first_status_ms = detail.first_status_at_ms
+        record.server_first_token_ms = detail.first_token_at_ms
+        record.server_end_ms = detail.ended_at_ms
+        record.server_state = detail.state
+    return record

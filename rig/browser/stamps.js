@@ -1,0 +1,50 @@
+// Injected before any page script: stamps what a person sees, per turn, in epoch milliseconds
+// (performance.timeOrigin + performance.now(), the clock the target's `*_ms` fields use too).
+// A turn begins with a click on `send` or `regenerate`; only elements that did not exist at that moment
+// count, so earlier answers on the page never stamp a new turn. The stamp is taken in the mutation
+// callback, i.e. when the text is in the DOM, before the next paint.
+(() => {
+  const S = __RIG_SELECTORS__;
+  const now = () => performance.timeOrigin + performance.now();
+  const watched = [S.status, S.answer, S.done, S.run_id];
+  const turns = [];
+  let stale = new WeakSet();
+  window.__rig = { turns, origin: performance.timeOrigin };
+
+  function begin(kind) {
+    stale = new WeakSet();
+    for (const sel of watched) document.querySelectorAll(sel).forEach((n) => stale.add(n));
+    turns.push({ kind, send_ms: now(), status_ms: null, status_text: null, answer_ms: null,
+                 done_ms: null, state: null, run_id: null });
+  }
+
+  function fresh(sel) {
+    return Array.from(document.querySelectorAll(sel)).filter((n) => !stale.has(n));
+  }
+
+  function check() {
+    const t = turns[turns.length - 1];
+    if (!t || t.done_ms !== null) return;
+    const at = now();
+    if (t.run_id === null) {
+      const n = fresh(S.run_id).find((x) => x.textContent.trim());
+      if (n) t.run_id = n.textContent.trim();
+    }
+    if (t.status_ms === null) {
+      const n = fresh(S.status).find((x) => x.textContent.trim());
+      if (n) { t.status_ms = at; t.status_text = n.textContent.trim().slice(0, 120); }
+    }
+    if (t.answer_ms === null && fresh(S.answer).some((x) => x.textContent.trim())) t.answer_ms = at;
+    const d = fresh(S.done)[0];
+    if (d) { t.done_ms = at; t.state = d.getAttribute(S.done_state_attr); }
+  }
+
+  document.addEventListener("click", (ev) => {
+    const target = ev.target instanceof Element ? ev.target : null;
+    if (!target) return;
+    if (target.closest(S.send)) begin("send");
+    else if (S.regenerate && target.closest(S.regenerate)) begin("regenerate");
+  }, true);
+  new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true,
+                                                  attributes: true });
+})();

@@ -1,0 +1,93 @@
+"""`rig load`: many simulated researchers against a target, measured the way the eval set defines T2–T13."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rig.cli.console import console, fail
+from rig.errors import RigError
+
+
+def load(
+    users: Annotated[int, typer.Option(help="Simulated researchers (closed loop) or concurrency cap (open loop).")] = 10,
+    spawn_rate: Annotated[float, typer.Option(help="Users started per second.")] = 5.0,
+    duration: Annotated[str, typer.Option(help="How long to run, e.g. 60s or 2m; the run stops by itself.")] = "60s",
+    arrival: Annotated[str, typer.Option(help="closed (think time), constant or poisson (open loop).")] = "closed",
+    rate: Annotated[str, typer.Option(help="Open-loop session arrival rate, e.g. 2/s.")] = "1/s",
+    workers: Annotated[int, typer.Option(help="Locust workers (0: one local process).")] = 0,
+    expect_workers: Annotated[int | None, typer.Option(help="Workers the master waits for (incl. remote).")] = None,
+    master_host: Annotated[str | None, typer.Option(help="With --worker-only: the master to join.")] = None,
+    master_port: Annotated[int | None, typer.Option(help="Master port (both sides).")] = None,
+    worker_only: Annotated[bool, typer.Option(help="Start workers only, joining --master-host.")] = False,
+    target: Annotated[str | None, typer.Option(help="External target URL (needs --config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="rig.yaml with accounts.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-load).")] = None,
+    policy: Annotated[Path | None, typer.Option(help="policy.yaml with load thresholds (T4.p95 < 3s at 20 users).")] = None,
+    pushgateway: Annotated[str | None, typer.Option(help="Push the final totals to this Pushgateway.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(help="Port of the master's Prometheus endpoint.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the arrival schedule.")] = 1,
+    think: Annotated[str, typer.Option(help="Think time range in seconds, e.g. 1-3.")] = "1-3",
+    ingest_users: Annotated[int, typer.Option(help="Additional users uploading papers (T1).")] = 0,
+    browsers: Annotated[int, typer.Option(help="Playwright browser users beside the Locust users.")] = 0,
+    chaos: Annotated[Path | None, typer.Option(help="Chaos schedule (YAML) applied during the run.")] = None,
+) -> None:
+    """Run a bounded load test; writes load.json and report.html into the run directory.
+
+    Without --target it starts the embedded workbench. With --workers K it starts a Locust master and K
+    workers over Locust's own transport; on other machines `--worker-only --master-host HOST` adds more.
+    """
+    from rig.load.options import LoadOptions
+    from rig.load.session import run_load
+
+    lo, _, hi = think.partition("-")
+    try:
+        options = LoadOptions(users=users, spawn_rate=spawn_rate, duration_s=duration, arrival=arrival,
+                              rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
+                              master_port=master_port, worker_only=worker_only, target=target, config=config, out=out,
+                              policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
+                              think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
+                              browsers=browsers, chaos=chaos)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    from rig.load.session import Hook
+
+    hooks: list[Hook] = []
+    bands = None
+    if browsers:
+        from rig.browser.load_hook import browser_hook
+
+        hooks.append(browser_hook)
+    if chaos:
+        console.print("[red]error:[/] chaos schedules during load are not built yet; run without --chaos")
+        raise typer.Exit(2)
+    with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console) as bar:
+        task = bar.add_task("starting", total=options.duration_s)
+
+        def progress(text: str, done: float, total: float) -> None:
+            bar.update(task, description=text, completed=done, total=total)
+
+        try:
+            result = run_load(options, progress, during=hooks, bands=bands)
+        except RigError as exc:
+            bar.stop()
+            raise fail(exc) from None
+    s = result.summary
+    if s:
+        table = Table("code", "source", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", title="T-codes")
+        for code, sources in s["t_codes"].get("by_source", {}).items():
+            for source, e in sources.items():
+                table.add_row(code, source, str(e["count"]),
+                              *(f"{(e[k] or 0):.1f}" for k in ("p50", "p90", "p95", "p99")))
+        console.print(table)
+        console.print(f"throughput {s['throughput_rps']:.2f} runs/s, {s['requests_per_s']:.1f} requests/s, "
+                      f"error ratio {s['error_ratio']:.2%}, send lag p99 {s['send_lag']['p99'] or 0:.1f} ms")
+    console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
+    console.print(f"reports: {result.run_dir}/report.html, load.json, locust_stats.csv")
+    raise typer.Exit(result.decision.exit_code)

@@ -1,0 +1,1 @@
+"""`rig load`: Locust load runs against a target, single-process or distributed."""

@@ -1,0 +1,68 @@
+"""What `rig load` was asked to do."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+
+def parse_duration(text: str | float) -> float:
+    """`60s`, `2m`, `90` → seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|m|h)?\s*", text)
+    if not m:
+        raise ValueError(f"duration {text!r} is not like 60s, 2m or 90")
+    value = float(m.group(1))
+    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+
+
+def parse_rate(text: str | float) -> float:
+    """`2/s`, `120/m`, `0.5` → arrivals per second."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(?:/\s*(s|m))?\s*", text)
+    if not m:
+        raise ValueError(f"rate {text!r} is not like 2/s or 120/m")
+    return float(m.group(1)) / (60 if m.group(2) == "m" else 1)
+
+
+class LoadOptions(BaseModel):
+    users: int = Field(10, ge=1)
+    spawn_rate: float = Field(5.0, gt=0)
+    duration_s: float = Field(60.0, gt=0, le=24 * 3600)
+    arrival: Literal["closed", "constant", "poisson"] = "closed"
+    rate_per_s: float = Field(1.0, gt=0)
+    workers: int = Field(0, ge=0)
+    expect_workers: int | None = None
+    master_host: str | None = None
+    master_port: int | None = None
+    worker_only: bool = False
+    target: str | None = None
+    config: Path | None = None
+    out: Path | None = None
+    policy: Path | None = None
+    pushgateway: str | None = None
+    metrics_port: int | None = None
+    seed: int = 1
+    think_min_s: float = 1.0
+    think_max_s: float = 3.0
+    ingest_users: int = Field(0, ge=0)
+    browsers: int = Field(0, ge=0)
+    chaos: Path | None = None
+    fetch_detail: bool = True
+    reports_root: Path = Path("reports")
+    token_delay_ms: float | None = None
+
+    @field_validator("duration_s", mode="before")
+    @classmethod
+    def _duration(cls, v: object) -> object:
+        return parse_duration(v) if isinstance(v, str) else v
+
+    @field_validator("rate_per_s", mode="before")
+    @classmethod
+    def _rate(cls, v: object) -> object:
+        return parse_rate(v) if isinstance(v, str) else v

@@ -1,0 +1,53 @@
+"""The load plan every Locust process reads: target, sessions to use, question pool, arrival model.
+
+It travels as JSON in the `--rig-plan` option (Locust forwards custom options from the master to its
+workers); secrets never go into it — passwords come from `RIG_LOAD_SECRETS` in each process's
+environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class PaperSet(BaseModel):
+    """A set of documents a researcher opens a session on, with questions that fit it."""
+
+    doc_ids: list[str]
+    questions: list[str]
+    revisions: list[str] = Field(default_factory=list)
+
+
+class LoadPlan(BaseModel):
+    target_url: str
+    project_by_user: dict[str, str]
+    paper_sets: list[PaperSet]
+    usernames: list[str]
+    ingest_files: list[str] = Field(default_factory=list)
+    arrival: Literal["closed", "constant", "poisson"] = "closed"
+    rate_per_s: float = 1.0
+    seed: int = 1
+    think_min_s: float = 1.0
+    think_max_s: float = 3.0
+    weights: dict[str, int] = Field(default_factory=lambda: {
+        "ask": 10, "revision": 3, "stop_resume": 1, "regenerate": 1, "export": 1, "search": 2})
+    fetch_detail: bool = True
+    metrics_port: int | None = None
+    pushgateway: str | None = None
+    store_path: str | None = None
+    target_metrics: bool = True
+    stream_timeout_s: float = 120.0
+
+    def dumps(self) -> str:
+        return self.model_dump_json()
+
+
+def load_secrets() -> dict[str, str]:
+    """Passwords by username from `RIG_LOAD_SECRETS` (a JSON object), never from the plan."""
+    raw = os.environ.get("RIG_LOAD_SECRETS", "{}")
+    data = json.loads(raw)
+    return {str(k): str(v) for k, v in data.items()}

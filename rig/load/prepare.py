@@ -1,0 +1,55 @@
+"""Preparing a target for load: accounts, one shared library project, paper sets from the quality cases."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from rig.adapters.base import Adapter
+from rig.adapters.models import Auth
+from rig.catalog import load_eval_set
+from rig.corpus_load import load_corpus
+from rig.embedded import EmbeddedWorkbench
+from rig.fixtures import CorpusManifest
+from rig.load.plan import LoadPlan, PaperSet
+
+POOL = 4
+
+
+@dataclass
+class Prepared:
+    plan: LoadPlan
+    passwords: dict[str, str]
+
+
+def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
+    """One set per quality case (its allowed papers), with its first prompt and its follow-ups as revisions."""
+    eval_set = load_eval_set()
+    by_case: dict[str, PaperSet] = {}
+    for q in eval_set.quality:
+        if q.direct_tool or not q.allowed_paper_ids or any(p not in docs for p in q.allowed_paper_ids):
+            continue
+        key = q.record_id.rsplit("-", 1)[0]
+        if q.turn == 1:
+            by_case[key] = PaperSet(doc_ids=[docs[p] for p in q.allowed_paper_ids], questions=[q.prompt])
+        elif key in by_case:
+            by_case[key].revisions.append(q.prompt)
+    return list(by_case.values())
+
+
+def embedded_accounts(target: EmbeddedWorkbench) -> dict[str, str]:
+    accounts = {f"load-{i}": secrets.token_urlsafe(16) for i in range(1, POOL + 1)}
+    for name, password in accounts.items():
+        target.add_account(name, password)
+    return accounts
+
+
+def prepare_library(adapter: Adapter, owner: Auth, members: list[str], corpus_dir: Path,
+                    manifest: CorpusManifest) -> tuple[str, dict[str, str]]:
+    """A project owned by the first account, shared with the others, holding the 28 papers."""
+    project = adapter.create_project(owner, "rig load library")
+    loaded = load_corpus(adapter, owner, project, corpus_dir, manifest)
+    for name in members:
+        adapter.add_member(owner, project, name)
+    return project, {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}

@@ -1,0 +1,103 @@
+"""Starting Locust: one local process, or a master and K workers on Locust's own transport."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import scenarios
+
+
+def locustfile() -> Path:
+    return Path(scenarios.__file__).parent / "locustfile.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LocustProcesses:
+    """The processes this run started (only these are ever signalled)."""
+
+    master: subprocess.Popen[bytes] | None = None
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)
+
+    def all(self) -> list[subprocess.Popen[bytes]]:
+        return ([self.master] if self.master else []) + self.workers
+
+    def stop(self) -> None:
+        for proc in self.all():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for proc in self.all():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+
+
+def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str = "", total_users: int,
+                 spawn_rate: float,
+                 duration_s: float, workers: int, expect_workers: int | None, secrets_json: str,
+                 master_host: str | None = None, master_port: int | None = None,
+                 worker_only: bool = False) -> LocustProcesses:
+    """Start the processes; `worker_only` joins a master elsewhere (`--master-host`)."""
+    env = {**os.environ, "RIG_LOAD_SECRETS": secrets_json, "PYTHONUNBUFFERED": "1"}
+    procs = LocustProcesses()
+    common = ["--rig-plan", plan_json, "--rig-workers", str(max(workers, expect_workers or 0, 1)), *users]
+    run = ["--headless", "--host", host, "-u", str(total_users), "-r", str(spawn_rate), "-t", f"{int(max(1, duration_s))}s",
+           "--stop-timeout", "30", "--csv", str(run_dir / "locust"), "--html", str(run_dir / "locust.html"),
+           "--only-summary", "--loglevel", "WARNING"]
+    port = master_port or free_port()
+    if worker_only:
+        for i in range(workers):
+            log = run_dir / f"locust-worker-{i + 1}.log"
+            procs.logs.append(log)
+            procs.workers.append(_spawn(["--worker", "--master-host", master_host or "127.0.0.1", "--master-port",
+                                         str(port), *common], log, env))
+        return procs
+    log = run_dir / "locust-master.log"
+    procs.logs.append(log)
+    if workers == 0 and not expect_workers:
+        procs.master = _spawn([*run, *common], log, env)
+        return procs
+    bind = "0.0.0.0" if master_host == "0.0.0.0" else "127.0.0.1"
+    procs.master = _spawn([*run, "--master", "--master-bind-host", bind, "--master-bind-port", str(port),
+                           "--expect-workers", str(expect_workers or workers), *common], log, env)
+    for i in range(workers):
+        wlog = run_dir / f"locust-worker-{i + 1}.log"
+        procs.logs.append(wlog)
+        procs.workers.append(_spawn(["--worker", "--master-host", "127.0.0.1", "--master-port", str(port), *common],
+                                    wlog, env))
+    return procs
+
+
+def wait_bounded(procs: LocustProcesses, timeout_s: float) -> int | None:
+    """Wait for the master (or the only process) to exit; stop everything past the deadline."""
+    main = procs.master or (procs.workers[0] if procs.workers else None)
+    if main is None:
+        return None
+    try:
+        code = main.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        code = None
+    procs.stop()
+    return code

@@ -1,0 +1,193 @@
+"""`rig load` end to end: target, plan, Locust processes, bounded wait, load.json and the report."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rig.adapters import WorkbenchAdapter
+from rig.catalog import eval_set_sha256
+from rig.config import load_config
+from rig.embedded import EmbeddedWorkbench
+from rig.errors import ConfigError, RigError
+from rig.evidence import EvidenceStore
+from rig.fixtures import ensure_corpus
+from rig.gate.setup import connect_external
+from rig.load.options import LoadOptions
+from rig.load.plan import LoadPlan
+from rig.load.prepare import embedded_accounts, paper_sets, prepare_library
+from rig.load.procs import LocustProcesses, free_port, start_locust, wait_bounded
+from rig.load.summary import load_summary, observed_for_policy
+from rig.policy import Decision, decide_gate, load_policy
+from rig.redact import Redactor
+from rig.report.data import build_report_data
+from rig.report.html import html_report
+from rig.report.load_section import load_section
+from rig.report.markdown import markdown_report
+from rig.report.write import point_latest
+from rig.runmanifest import RunManifest, write_manifest
+
+Progress = Callable[[str, float, float], None]
+Hook = Callable[["LoadContext"], None]
+
+
+@dataclass
+class LoadContext:
+    """What a running load test exposes to extensions (browser users, chaos schedules)."""
+
+    options: LoadOptions
+    run_dir: Path
+    store: EvidenceStore
+    adapter: WorkbenchAdapter
+    target: EmbeddedWorkbench | None
+    plan: LoadPlan
+    passwords: dict[str, str]
+    started_at: float = 0.0
+
+
+@dataclass
+class LoadResult:
+    run_dir: Path
+    summary: dict[str, Any]
+    decision: Decision
+    locust_exit: int | None
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
+             bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None) -> LoadResult:
+    """Run one bounded load test; `during` hooks run in threads beside Locust (browsers, chaos)."""
+    if options.worker_only:
+        return _run_workers_only(options)
+    if options.target and not options.config:
+        raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+    policy = load_policy(options.policy)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = options.out or options.reports_root / f"{stamp}-load"
+    if (run_dir / "evidence.sqlite3").exists():
+        raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out directory")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    redactor = Redactor()
+    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
+    manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
+                           policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
+                           chaos_schedule={"file": str(options.chaos)} if options.chaos else None)
+    target: EmbeddedWorkbench | None = None
+    procs: LocustProcesses | None = None
+    threads: list[Any] = []
+    try:
+        corpus_dir, corpus_manifest = ensure_corpus()
+        manifest.corpus_digest = corpus_manifest.digest
+        if options.config is None:
+            import secrets as _secrets
+
+            token = _secrets.token_urlsafe(16)
+            redactor.add(token)
+            extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+            target = EmbeddedWorkbench(run_dir / "target", chaos_token=token, extra_args=extra)
+            target.start()
+            adapter = WorkbenchAdapter(target.url, chaos_token=token)
+            passwords = embedded_accounts(target)
+        else:
+            config = load_config(options.config)
+            if options.target:
+                config.target.url = options.target
+            adapter = connect_external(config, redactor)  # type: ignore[assignment]
+            passwords = {a.username: a.resolve_password() for a in config.accounts.values()}
+        redactor.add(*passwords.values())
+        names = list(passwords)
+        owner = adapter.login(names[0], passwords[names[0]])
+        redactor.add(owner.token)
+        if progress:
+            progress("uploading the corpus", 0, options.duration_s)
+        project, docs = prepare_library(adapter, owner, names[1:], corpus_dir, corpus_manifest)
+        plan = LoadPlan(
+            target_url=adapter.base_url, project_by_user={n: project for n in names},
+            paper_sets=paper_sets(docs), usernames=names,
+            ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
+            arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed,
+            think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
+            metrics_port=options.metrics_port or free_port(), pushgateway=options.pushgateway,
+            store_path=str(run_dir / "evidence.sqlite3"))
+        store.set_meta("plan", json.loads(plan.dumps()))
+        manifest.target_url = adapter.base_url
+        manifest.target_embedded = target is not None
+        write_manifest(run_dir, manifest)
+        users = ["OpenLoopResearcher" if options.arrival != "closed" else "ResearcherUser"]
+        if options.ingest_users:
+            users.append("IngestUser")
+        ctx = LoadContext(options, run_dir, store, adapter, target, plan, passwords)
+        procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
+                             total_users=options.users + options.ingest_users,
+                             spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
+                             expect_workers=options.expect_workers, secrets_json=json.dumps(passwords),
+                             master_host=options.master_host, master_port=options.master_port)
+        ctx.started_at = time.time() * 1000
+        store.set_meta("load_started_ms", ctx.started_at)
+        import threading
+
+        for hook in during or []:
+            t = threading.Thread(target=hook, args=(ctx,), name=f"load-hook-{hook.__name__}", daemon=True)
+            t.start()
+            threads.append(t)
+        began = time.monotonic()
+        main = procs.master
+        while main is not None and main.poll() is None and time.monotonic() - began < options.duration_s + 90:
+            if progress:
+                progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
+            time.sleep(0.5)
+        code = wait_bounded(procs, 1.0)
+        for t in threads:
+            t.join(timeout=options.duration_s + 60)
+        manifest.ended_at = _now()
+        write_manifest(run_dir, manifest)
+        summary = load_summary(store, run_dir, options.duration_s, options.workers, options.users)
+        (run_dir / "load.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str),
+                                           encoding="utf-8")
+        if code not in (0, 1):
+            tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
+            raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
+                           fix="check the target is reachable and the plan is valid")
+        observed = observed_for_policy(summary)
+        if policy.thresholds:
+            decision = decide_gate([], policy, observed)
+        else:
+            decision = Decision(decision="recorded",
+                                reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+        data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+        data.extras["load"] = summary
+        section = load_section(store, summary, bands(ctx) if bands else None)
+        (run_dir / "report.html").write_text(html_report(data, [("Load", section)]), encoding="utf-8")
+        (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
+        point_latest(run_dir)
+        return LoadResult(run_dir, summary, decision, code)
+    finally:
+        if procs is not None:
+            procs.stop()
+        if target is not None:
+            target.stop()
+        store.close()
+
+
+def _run_workers_only(options: LoadOptions) -> LoadResult:
+    """Join a master on another machine with `--workers K --master-host HOST` (it sends the plan)."""
+    if not options.master_host or not options.config:
+        raise ConfigError("worker-only mode needs --master-host and --config (the accounts' passwords)",
+                          fix="rig load --worker-only --workers 4 --master-host 10.0.0.5 --config rig.yaml")
+    config = load_config(options.config)
+    passwords = {a.username: a.resolve_password() for a in config.accounts.values()}
+    run_dir = options.out or options.reports_root / "worker"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    procs = start_locust(run_dir, "", [], total_users=0, spawn_rate=1, duration_s=options.duration_s,
+                         workers=max(options.workers, 1), expect_workers=None, secrets_json=json.dumps(passwords),
+                         master_host=options.master_host, master_port=options.master_port, worker_only=True)
+    code = wait_bounded(procs, options.duration_s + 120)
+    return LoadResult(run_dir, {}, Decision(decision="recorded", reasons=["workers finished; the master decides"]), code)

@@ -1,0 +1,50 @@
+"""The load part of a report: summary numbers and curves over time."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from rig.evidence import EvidenceStore
+from rig.report.svg import line_chart, windows
+
+
+def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tuple[float, float, str]] | None = None
+                 ) -> str:
+    measures = [m for m in store.measures() if m.case_id is None and m.ts_ms]
+    if not measures:
+        return "<p>no load samples</p>"
+    t0 = min(m.ts_ms for m in measures if m.ts_ms)
+    rel = [(m, (m.ts_ms - t0) / 1000) for m in measures if m.ts_ms]
+    done = [(t, 1.0) for m, t in rel if m.code == "T8" and (m.label or "").startswith("completed/")]
+    failed = [(t, 1.0) for m, t in rel if (m.code == "T8" and not (m.label or "").startswith("completed/"))
+              or m.code == "error"]
+    t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
+    t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not (m.label or "").startswith("no_body")]
+    lag = [(t, m.value) for m, t in rel if m.code == "send_lag"]
+    series = {s["name"]: [((p["ts_ms"] - t0) / 1000, p["value"]) for p in store.series(s["name"])]
+              for s in ({"name": n} for n in ("users", "target_cpu", "target_rss_bytes"))}
+    rss_mb = [(t, v / 1e6) for t, v in series["target_rss_bytes"]]
+    band_rel = [((a - t0) / 1000, (b - t0) / 1000, label) for a, b, label in (bands or [])]
+    rows = "".join(f"<tr><td>{escape(code)}</td><td>{e['source']}</td><td class=num>{e['count']}</td>" +
+                   "".join(f"<td class=num>{(e.get(k) or 0):.1f}</td>" for k in ("p50", "p90", "p95", "p99")) + "</tr>"
+                   for code, e in summary["t_codes"].items() if code != "by_source")
+    errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary["errors_by_reason"].items())
+    charts = [
+        line_chart({"completed runs/s": windows(done, 1, "rate"), "failed/s": windows(failed, 1, "rate")},
+                   title="throughput", unit="/s", bands=band_rel),
+        line_chart({"T4 p95": windows(t4, 5, "p95"), "T5 p95": windows(t5, 5, "p95")}, title="latency (5 s windows)",
+                   unit=" ms", bands=band_rel),
+        line_chart({"users": series["users"]}, title="users", bands=band_rel),
+        line_chart({"cpu (cores)": series["target_cpu"]}, title="target CPU", bands=band_rel),
+        line_chart({"rss (MB)": rss_mb}, title="target memory", unit=" MB", bands=band_rel),
+    ]
+    if lag:
+        charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit=" ms",
+                                 bands=band_rel))
+    return (f"<p>{summary['users']} users, {summary['workers']} worker(s), {summary['duration_s']:.0f} s: "
+            f"{summary['completed_runs']} completed runs ({summary['throughput_rps']:.2f}/s), "
+            f"{summary['requests_per_s']:.1f} requests/s, error ratio {summary['error_ratio']:.2%}, send lag p99 "
+            f"{summary['send_lag']['p99'] or 0:.1f} ms</p>"
+            f"<table><tr><th>code</th><th>source</th><th>n</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th></tr>"
+            f"{rows}</table><ul>{errors}</ul>" + "".join(f"<div>{c}</div>" for c in charts))

@@ -1,0 +1,14 @@
+"""Locust users that behave like researchers, and the measurement hooks behind `rig load`.
+
+A user's own locustfile can import and subclass them:
+
+    from scenarios.load import ResearcherUser
+
+    class MyResearcher(ResearcherUser):
+        weight = 3
+"""
+
+from scenarios.load.ingest_user import IngestUser
+from scenarios.load.researcher import OpenLoopResearcher, ResearcherUser
+
+__all__ = ["IngestUser", "OpenLoopResearcher", "ResearcherUser"]

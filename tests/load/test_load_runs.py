@@ -1,0 +1,98 @@
+"""`rig load`: a master with two workers merges both workers' measurements; open-loop arrivals show send lag."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import httpx
+
+from rig.evidence import EvidenceStore
+from rig.load.options import LoadOptions
+from rig.load.session import LoadContext, run_load
+from rig.promtext import sample_value
+from rig.waiting import wait_until
+
+
+def _t4_total(text: str) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == "rig_t_seconds_count" and s.labels.get("code") == "T4" and s.labels.get("source") == "client":
+                total += s.value
+    return total
+
+
+def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None:
+    scraped: dict[str, str] = {}
+
+    def scrape(ctx: LoadContext) -> None:
+        url = f"http://127.0.0.1:{ctx.plan.metrics_port}/metrics"
+
+        def has_t4() -> bool:
+            try:
+                text = httpx.get(url, timeout=2).text
+            except httpx.HTTPError:
+                return False
+            scraped["text"] = text
+            return 'rig_t_seconds_bucket{code="T4"' in text
+
+        wait_until(has_t4, 25.0, interval_s=0.5)
+
+    options = LoadOptions(users=6, spawn_rate=6, duration_s=15, workers=2, out=tmp_path / "run",
+                          think_min_s=0.2, think_max_s=0.6)
+    result = run_load(options, during=[scrape])
+    run_dir = result.run_dir
+    rows = {(r["Type"], r["Name"]) for r in csv.DictReader((run_dir / "locust_stats.csv").open())}
+    assert {("T3", "ask"), ("T4", "ask"), ("T5", "ask")} <= rows
+    assert 'rig_t_seconds_bucket{code="T4"' in scraped.get("text", ""), "the live master endpoint served T4"
+    final = (run_dir / "metrics.prom").read_text()
+    store = EvidenceStore(run_dir / "evidence.sqlite3")
+    t4 = [m for m in store.measures("T4") if m.source == "client"]
+    origins = {m.origin for m in t4}
+    assert len(origins) == 2 and "master" not in origins and "local" not in origins, origins
+    assert _t4_total(final) == len(t4) > 0, "the master's histogram holds every sample of both workers"
+    assert sample_value(final, "rig_runs_total", {"state": "completed", "reason": "completed"})
+    assert result.summary["workers"] == 2 and result.summary["t_codes"]["T4"]["count"] == len(t4)
+    assert result.summary["completed_runs"] > 0 and result.summary["error_ratio"] == 0.0
+    assert store.series("users"), "users over time were sampled"
+
+
+def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> None:
+    def slow_model(ctx: LoadContext) -> None:
+        ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 700})
+
+    def run(name: str, hooks: list) -> dict:  # type: ignore[type-arg]
+        options = LoadOptions(users=4, spawn_rate=4, duration_s=8, arrival="poisson", rate_per_s=4, seed=7,
+                              out=tmp_path / name, fetch_detail=False)
+        return run_load(options, during=hooks).summary
+
+    fast = run("fast", [])
+    slow = run("slow", [slow_model])
+    assert fast["send_lag"]["count"] > 0 and slow["send_lag"]["count"] > 0
+    assert slow["send_lag"]["p50"] > 300, slow["send_lag"]
+    assert slow["send_lag"]["p50"] > 5 * max(fast["send_lag"]["p50"], 1.0), (fast["send_lag"], slow["send_lag"])
+    store = EvidenceStore(tmp_path / "slow" / "evidence.sqlite3")
+    lag = {m.run_id: m.value for m in store.measures("send_lag") if m.run_id}
+    t5 = {m.run_id: m.value for m in store.measures("T5") if m.run_id in lag}
+    assert t5, "some slow runs completed"
+    late = {run: (t5[run], lag[run]) for run in t5 if t5[run] < lag[run]}
+    assert not late, f"T5 counts from the scheduled send, so it includes each run's send lag: {late}"
+
+
+def test_load_thresholds_decide_like_the_gate(tmp_path: Path) -> None:
+    from rig.load.summary import observed_for_policy
+    from rig.policy import Policy, decide_gate
+
+    summary = {"t_codes": {"T4": {"source": "client", "count": 10, "p50": 30.0, "p90": 40.0, "p95": 45.0,
+                                  "p99": 60.0, "max": 61.0}},
+               "error_ratio": 0.0, "throughput_rps": 3.0, "send_lag": {"p50": None, "p99": None}, "users": 20}
+    observed = observed_for_policy(summary)
+    ok = Policy(thresholds=["T4.p95 < 3s at 20 users", "error_rate < 1%"])  # type: ignore[list-item]
+    assert decide_gate([], ok, observed).exit_code == 0
+    slow = Policy(thresholds=["T4.p95 < 40ms at 20 users"])  # type: ignore[list-item]
+    assert decide_gate([], slow, observed).exit_code == 1
+    elsewhere = Policy(thresholds=["T4.p95 < 3s at 50 users"])  # type: ignore[list-item]
+    assert decide_gate([], elsewhere, observed).exit_code == 2, "no measurement at 50 users: undecided"
