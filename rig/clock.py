@@ -38,5 +38,10 @@ def wall_ms(ns: int) -> float:
     return (ANCHOR.wall_ns + (ns - ANCHOR.perf_ns)) / 1e6
 
 
+def wall_ns(ns: int | None = None) -> int:
+    """Epoch nanoseconds for a `now_ns()` reading (or for now), as span timestamps want them."""
+    return ANCHOR.wall_ns + ((time.perf_counter_ns() if ns is None else ns) - ANCHOR.perf_ns)
+
+
 def elapsed_ms(start_ns: int, end_ns: int) -> float:
     return (end_ns - start_ns) / 1e6

@@ -25,7 +25,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cases(rep INTEGER NOT NULL, case_id INTEGER NOT NULL, record_id TEXT NOT NULL,
   module TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL, verdict TEXT, reason TEXT,
-  started_ms REAL, ended_ms REAL, PRIMARY KEY(rep, case_id));
+  started_ms REAL, ended_ms REAL, trace_id TEXT, PRIMARY KEY(rep, case_id));
 CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, rep INTEGER NOT NULL, case_id INTEGER NOT NULL,
   name TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT NOT NULL, required INTEGER NOT NULL,
   evidence_ids TEXT NOT NULL);
@@ -57,6 +57,7 @@ class CaseRow(BaseModel):
     reason: str | None
     started_ms: float | None
     ended_ms: float | None
+    trace_id: str | None = None  # the case span's trace (rig and target spans)
 
 
 class Measure(BaseModel):
@@ -171,6 +172,10 @@ class EvidenceStore:
         with self._tx() as conn:
             conn.execute("UPDATE cases SET status='done', verdict=?, reason=?, ended_ms=? WHERE rep=? AND case_id=?",
                          (verdict.value, self.redactor.text(reason), time.time() * 1000, rep, case_id))
+
+    def set_case_trace(self, rep: int, case_id: int, trace_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE cases SET trace_id=? WHERE rep=? AND case_id=?", (trace_id, rep, case_id))
 
     # -- reading --------------------------------------------------------------------------------------------
     def meta(self, key: str, default: Any = None) -> Any:

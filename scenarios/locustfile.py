@@ -59,7 +59,7 @@ def _init(environment: Any, **_: Any) -> None:
         if plan.metrics_port and not getattr(RECORDER, "_serving", False):
             from prometheus_client import start_http_server
 
-            start_http_server(plan.metrics_port, addr="127.0.0.1", registry=RECORDER.metrics.registry)
+            start_http_server(plan.metrics_port, addr=plan.metrics_host, registry=RECORDER.metrics.registry)
             RECORDER._serving = True  # type: ignore[attr-defined]
         gevent.spawn(_sample_loop, environment, plan)
 

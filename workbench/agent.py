@@ -7,6 +7,7 @@ checkpoint after every completed tool cycle and honest end states (an empty answ
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,7 +200,10 @@ class AgentLoop:
         if fault is not None and fault.spec.mode == "empty":
             return ModelResult("", [], count_tokens(dumps_messages(request.messages)), 0, None, provider.model)
         try:
-            return await provider.generate(request, on_text)
+            result = await provider.generate(request, on_text)
+            if fault is not None and fault.spec.mode == "no_usage":  # a provider that reports no usage
+                result = dataclasses.replace(result, input_tokens=None, output_tokens=None, cost_usd=None)
+            return result
         except ModelError as exc:
             self.d["retries"] += exc.retries
             if exc.code == "model_config_invalid" and "model_fallback_silent" in self.svc.defects:

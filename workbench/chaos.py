@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Point = Literal["internal_search", "encode", "query", "expand", "llm", "summarize", "trace_export"]
-Mode = Literal["error", "timeout", "delay", "empty", "repeat_same"]
+Mode = Literal["error", "timeout", "delay", "empty", "repeat_same", "no_usage"]
 
 
 class FaultSpec(BaseModel):
@@ -77,7 +77,7 @@ class FaultRegistry:
         return None
 
     async def apply(self, point: str, text: str = "") -> Fault | None:
-        """Fire at `point`: sleeps for delay/timeout, raises for error/timeout, returns empty/repeat faults."""
+        """Fire at `point`: sleeps for delay/timeout, raises for error/timeout, returns the faults the caller applies."""
         fault = self.fire(point, text)
         if fault is None:
             return None
@@ -87,4 +87,4 @@ class FaultRegistry:
                                  (1000.0 if mode == "timeout" else 200.0)) / 1000.0)
         if mode in ("error", "timeout"):
             raise InjectedFault(point, mode)
-        return fault if mode in ("empty", "repeat_same") else None
+        return fault if mode in ("empty", "repeat_same", "no_usage") else None

@@ -43,6 +43,9 @@ def gate(
     load: Annotated[Path | None, typer.Option(help="A finished rig load run: its numbers meet the thresholds.")] = None,
     browser: Annotated[bool, typer.Option(help="Also run cases 1, 5, 17, 20, 22, 27–30 in headless Chromium.")] = False,
     selectors: Annotated[Path | None, typer.Option(help="Selector map of the target's UI (YAML).")] = None,
+    pushgateway: Annotated[str | None, typer.Option(help="Push verdict counts and the decision to this Pushgateway.")] = None,
+    otlp_endpoint: Annotated[str | None, typer.Option(
+        help="Also export the rig's spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318).")] = None,
 ) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
@@ -53,7 +56,8 @@ def gate(
 
     options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
-                          browser=browser, selectors=selectors)
+                          browser=browser, selectors=selectors, pushgateway=pushgateway,
+                          otlp_endpoint=otlp_endpoint)
     code = _run_and_print(options)
     raise typer.Exit(code)
 

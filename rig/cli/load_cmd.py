@@ -29,6 +29,10 @@ def load(
     out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-load).")] = None,
     policy: Annotated[Path | None, typer.Option(help="policy.yaml with load thresholds (T4.p95 < 3s at 20 users).")] = None,
     pushgateway: Annotated[str | None, typer.Option(help="Push the final totals to this Pushgateway.")] = None,
+    metrics_host: Annotated[str, typer.Option(
+        help="Interface the master's /metrics binds (0.0.0.0 inside a container).")] = "127.0.0.1",
+    otlp_endpoint: Annotated[str | None, typer.Option(
+        help="Export a span per simulated run (traceparent sent to the target) to this OTLP/HTTP endpoint.")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Port of the master's Prometheus endpoint.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the arrival schedule.")] = 1,
     think: Annotated[str, typer.Option(help="Think time range in seconds, e.g. 1-3.")] = "1-3",
@@ -50,6 +54,7 @@ def load(
                               rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
                               master_port=master_port, worker_only=worker_only, target=target, config=config, out=out,
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
+                              otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
                               browsers=browsers, chaos=chaos)
     except ValueError as exc:

@@ -35,14 +35,18 @@ def _clip(value: Any) -> Any:
 
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
     from rig.browser.kit import BrowserKit
+    from rig.telemetry.tracing import RigTracer
 
 
 class CaseContext:
     """Handed to each case function; every helper records what it did."""
 
     def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
-                 eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest) -> None:
+                 eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *,
+                 tracer: RigTracer | None = None, span: Span | None = None) -> None:
         self.rep = rep
         self.case = case
         self.spec = spec
@@ -54,7 +58,14 @@ class CaseContext:
         self.items: list[Item] = []
         self.sessions: list[str] = []
         self.browser: BrowserKit | None = None
+        self.tracer = tracer
+        self.span = span  # the case's span: steps and runs hang under it, and the target's spans under those
         self.trace_id = secrets.token_hex(16)
+        self._run_spans: dict[str, Span] = {}
+        if span is not None:
+            from rig.telemetry.tracing import trace_id_of
+
+            self.trace_id = trace_id_of(span)
         self._chaos_used = False
         self._recorder = self._record_exchange
         target.adapter.recorders.append(self._recorder)
@@ -90,6 +101,9 @@ class CaseContext:
 
     # -- recording ---------------------------------------------------------------------------------------
     def close(self) -> None:
+        for span in self._run_spans.values():  # runs the case never read to their end
+            span.end()
+        self._run_spans.clear()
         if self._recorder in self.target.adapter.recorders:
             self.target.adapter.recorders.remove(self._recorder)
 
@@ -98,6 +112,9 @@ class CaseContext:
             "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
             "request": _clip(ex.request_body), "response": _clip(ex.response_body),
             "duration_ms": round((ex.received_ns - ex.sent_ns) / 1e6, 3)})
+        if self.tracer is not None and self.span is not None:
+            self.tracer.step(self.span, ex.method, ex.path, ex.status, ex.sent_ns, ex.received_ns, ex.account,
+                             ex.error)
 
     def evidence(self, kind: str, title: str, data: Any) -> int:
         return self.store.add_evidence(self.rep, self.case.case_id, kind, title, data)
@@ -128,7 +145,33 @@ class CaseContext:
 
     # -- operations that record themselves ------------------------------------------------------------------
     def traceparent(self) -> str:
+        """A `traceparent` in the case's trace (under the case span when there is one)."""
+        if self.span is not None:
+            from rig.telemetry.tracing import traceparent_of
+
+            return traceparent_of(self.span)
         return f"00-{self.trace_id}-{secrets.token_hex(8)}-01"
+
+    @contextmanager
+    def _run_span(self, question: str) -> Iterator[tuple[str, Any]]:
+        """A `rig.run` span for a run about to be submitted: yields its traceparent and a setter of run.id."""
+        if self.tracer is None or self.span is None:
+            yield self.traceparent(), lambda run_id: None
+            return
+        from rig.telemetry.tracing import traceparent_of
+
+        span = self.tracer.child("rig.run", self.span, **{"rig.case_id": self.case.case_id,
+                                                          "rig.question_chars": len(question)})
+
+        def bind(run_id: str) -> None:
+            span.set_attribute("run.id", run_id)
+            self._run_spans[run_id] = span
+
+        try:
+            yield traceparent_of(span), bind
+        except BaseException:
+            span.end()
+            raise
 
     def open_session(self, auth: Auth, doc_ids: list[str], attachments: list[str] | None = None) -> SessionOpened:
         opened = self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
@@ -136,7 +179,9 @@ class CaseContext:
         return opened
 
     def submit(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None) -> RunTranscript:
-        sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=self.traceparent())
+        with self._run_span(content) as (traceparent, bind):
+            sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=traceparent)
+            bind(sub.run_id)
         return RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
                              accepted_ns=sub.accepted_ns)
 
@@ -154,6 +199,10 @@ class CaseContext:
             "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
             "timeline": run.timeline(), "answer": run.answer, "trace_id": run.detail.trace_id})
         self.measures(run.measures())
+        span = self._run_spans.pop(run.run_id, None)
+        if span is not None:
+            span.set_attribute("rig.run.state", f"{run.detail.state}/{run.detail.end_reason}")
+            span.end()
         return run
 
     def chat(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
@@ -162,7 +211,9 @@ class CaseContext:
         return self.read(auth, self.submit(auth, session_id, content, parent_id=parent_id), revision=revision)
 
     def regenerate(self, auth: Auth, message_id: str, session_id: str) -> RunTranscript:
-        sub = self.adapter.regenerate(auth, message_id, traceparent=self.traceparent())
+        with self._run_span(f"regenerate {message_id}") as (traceparent, bind):
+            sub = self.adapter.regenerate(auth, message_id, traceparent=traceparent)
+            bind(sub.run_id)
         run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=f"regenerate {message_id}",
                             submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns)
         return self.read(auth, run)

@@ -24,6 +24,7 @@ from rig.verdict import Item, Verdict, aggregate
 
 if TYPE_CHECKING:
     from rig.browser.kit import BrowserKit
+    from rig.telemetry.tracing import RigTracer
 
 ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
 
@@ -38,10 +39,11 @@ class RunOutcome:
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
               manifest: CorpusManifest, specs: list[CaseSpec], *, repeat: int = 1,
               chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None,
-              browser: BrowserKit | str | None = None) -> RunOutcome:
+              browser: BrowserKit | str | None = None, tracer: RigTracer | None = None) -> RunOutcome:
     """Run every selected case `repeat` times (skipping those already finished in the store).
 
-    With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too.
+    With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too;
+    with `tracer` each case is a span carrying its verdict, with its steps and runs under it.
     """
     outcome = RunOutcome()
     outcome.browser = browser
@@ -61,8 +63,8 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
                 store.add_item(rep, spec.case_id, item)
                 verdict, reason = Verdict.NOT_RUN, outcome.target_down
             else:
-                verdict, reason = _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults,
-                                           outcome)
+                verdict, reason = _traced(tracer, target, store, eval_set, corpus_dir, manifest, spec, rep,
+                                          chaos_defaults, outcome)
             store.end_case(rep, spec.case_id, verdict, reason)
             outcome.verdicts[(rep, spec.case_id)] = (verdict, reason)
             if progress:
@@ -70,10 +72,25 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     return outcome
 
 
+def _traced(tracer: RigTracer | None, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,
+            corpus_dir: Path, manifest: CorpusManifest, spec: CaseSpec, rep: int,
+            chaos_defaults: dict[str, Any] | None, outcome: RunOutcome) -> tuple[Verdict, str]:
+    if tracer is None:
+        return _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults, outcome)
+    with tracer.case_span(spec.case_id, spec.record_id, list(spec.codes), rep) as span:
+        verdict, reason = _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults,
+                                   outcome, tracer, span)
+        span.set_attribute("rig.verdict", verdict.value)
+        span.set_attribute("rig.reason", reason[:500])
+        store.set_case_trace(rep, spec.case_id, f"{span.get_span_context().trace_id:032x}")
+        return verdict, reason
+
+
 def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
              manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
-             outcome: RunOutcome) -> tuple[Verdict, str]:
-    ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest)
+             outcome: RunOutcome, tracer: RigTracer | None = None, span: Any = None) -> tuple[Verdict, str]:
+    ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest,
+                      tracer=tracer, span=span)
     try:
         if spec.needs:
             ctx.require(*spec.needs)

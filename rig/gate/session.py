@@ -30,6 +30,7 @@ from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.stats import summarize
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class GateOptions(BaseModel):
     load: Path | None = None  # a finished `rig load` run whose load.json the policy's thresholds also judge
     browser: bool = False  # also run the browser halves of cases 1, 5, 17, 20, 22, 27–30
     selectors: Path | None = None  # the target UI's selector map (the workbench's by default)
+    pushgateway: str | None = None  # push verdict counts and the decision here at the end
+    otlp_endpoint: str | None = None  # also export the rig's spans here (OTLP/HTTP), besides the evidence store
 
 
 @dataclass
@@ -127,6 +130,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         defects = options.defects
     receiver = OtlpReceiver().start()
     receiver.sinks.append(lambda s: _store_span(store, s))
+    tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name)
     embedded = None
     browser: BrowserKit | str | None = None
     try:
@@ -186,7 +190,10 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                 progress("starting the browser", counter["n"], total)
             browser = _start_browser(options, adapter.base_url, run_dir)
         outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs, repeat=options.repeat,
-                            chaos_defaults=defaults, progress=on_case, browser=browser)
+                            chaos_defaults=defaults, progress=on_case, browser=browser, tracer=tracer)
+        tracer.flush()  # the rig's spans are in the evidence store before the report reads them
+        if embedded is not None:
+            _settle_target_spans(store, receiver)
         if embedded is not None:
             store.set_meta("target_pid", embedded.pid)
         manifest.ended_at = now_iso()
@@ -200,15 +207,20 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         data.decision = decide_gate(case_verdicts(data), policy, observed, extra)
         write_reports(run_dir, data)
         point_latest(run_dir)
+        if options.pushgateway:
+            from rig.telemetry.gate_metrics import push_gate_results
+
+            push_gate_results(options.pushgateway, data, data.decision, run_dir.name)
         return GateResult(data.decision, run_dir, data)
     except RigError:
         raise
     finally:
         if browser is not None and not isinstance(browser, str):
             browser.host.close()
-        receiver.stop()
+        tracer.close()
         if embedded is not None:
-            embedded.stop()
+            embedded.stop()  # its last spans are exported on shutdown, while the receiver still listens
+        receiver.stop()
         store.close()
 
 
@@ -238,6 +250,16 @@ def observed_values(store: EvidenceStore) -> dict[str, float | None]:
         for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
             out[f"{code}.{stat}"] = getattr(s, stat)
     return out
+
+
+def _settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
+    """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
+    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
+
+    def arrived(spans: list[ReceivedSpan]) -> bool:
+        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
+
+    return receiver.wait_for(arrived, timeout_s)
 
 
 def _store_span(store: EvidenceStore, span: ReceivedSpan) -> None:

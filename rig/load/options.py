@@ -47,6 +47,7 @@ class LoadOptions(BaseModel):
     policy: Path | None = None
     pushgateway: str | None = None
     metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
     seed: int = 1
     think_min_s: float = 1.0
     think_max_s: float = 3.0
@@ -56,6 +57,7 @@ class LoadOptions(BaseModel):
     fetch_detail: bool = True
     reports_root: Path = Path("reports")
     token_delay_ms: float | None = None
+    otlp_endpoint: str | None = None  # a span per simulated run, exported here (the embedded target's too)
 
     @field_validator("duration_s", mode="before")
     @classmethod

@@ -37,10 +37,12 @@ class LoadPlan(BaseModel):
         "ask": 10, "revision": 3, "stop_resume": 1, "regenerate": 1, "export": 1, "search": 2})
     fetch_detail: bool = True
     metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"  # 0.0.0.0 where Prometheus scrapes from another container
     pushgateway: str | None = None
     store_path: str | None = None
     target_metrics: bool = True
     stream_timeout_s: float = 120.0
+    otlp_endpoint: str | None = None  # each simulated run is a `rig.run` span sent here, its traceparent to the target
 
     def dumps(self) -> str:
         return self.model_dump_json()

@@ -92,6 +92,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             token = _secrets.token_urlsafe(16)
             redactor.add(token)
             extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+            if options.otlp_endpoint:
+                extra += ["--otlp-endpoint", options.otlp_endpoint]
             target = EmbeddedWorkbench(run_dir / "target", chaos_token=token, extra_args=extra)
             target.start()
             adapter = WorkbenchAdapter(target.url, chaos_token=token)
@@ -115,8 +117,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
             arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed,
             think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
-            metrics_port=options.metrics_port or free_port(), pushgateway=options.pushgateway,
-            store_path=str(run_dir / "evidence.sqlite3"))
+            metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host, pushgateway=options.pushgateway,
+            store_path=str(run_dir / "evidence.sqlite3"), otlp_endpoint=options.otlp_endpoint)
         store.set_meta("plan", json.loads(plan.dumps()))
         manifest.target_url = adapter.base_url
         manifest.target_embedded = target is not None

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
 from rig.policy import CaseVerdict, Decision
+from rig.report.traces import TraceTree, case_traces
 from rig.stats import Summary, summarize
 from rig.verdict import Item, Verdict
 
@@ -45,6 +46,7 @@ class ReportData(BaseModel):
     end_reasons: dict[str, int]
     runs: list[dict[str, Any]]
     extras: dict[str, Any] = Field(default_factory=dict)
+    traces: list[TraceTree] = Field(default_factory=list)
 
 
 def _group_label(m: Measure) -> str | None:
@@ -125,7 +127,7 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
              "end_reason": r["end_reason"], "spans": len(store.spans(r["trace_id"])) if r["trace_id"] else 0}
             for r in store.runs()]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
-                      end_reasons=dict(end_reasons), runs=runs)
+                      end_reasons=dict(end_reasons), runs=runs, traces=case_traces(store))
 
 
 def case_verdicts(data: ReportData) -> list[CaseVerdict]:

@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from rig.report.data import CaseReport, ReportData, TCodeRow
+from rig.report.traces import traces_html
 from rig.verdict import Verdict
 
 COLORS = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#cf222e", Verdict.U: "#bf8700", Verdict.BLOCKED: "#6e40c9",
@@ -119,7 +120,8 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None)
     end_reasons = "".join(f"<tr><td>{escape(k)}</td><td class=num>{v}</td></tr>"
                           for k, v in sorted(data.end_reasons.items()))
     runs = "".join(f"<tr><td>{escape(r['run_id'])}</td><td>{r['case_id']}</td><td>{escape(str(r['state']))}/"
-                   f"{escape(str(r['end_reason']))}</td><td>{escape(str(r['trace_id']))}</td><td class=num>{r['spans']}"
+                   f"{escape(str(r['end_reason']))}</td><td><a href='#trace-{escape(str(r['trace_id']))}'>"
+                   f"{escape(str(r['trace_id']))}</a></td><td class=num>{r['spans']}"
                    f"</td></tr>" for r in data.runs)
     extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in (sections or []))
     return f"""<!doctype html><html lang="zh"><head><meta charset="utf-8"><title>rig report — {escape(d.decision)}</title>
@@ -134,4 +136,5 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None)
 {extra}
 <h2>Cases</h2>{''.join(_case(c) for c in data.cases)}
 <h2>Runs and traces</h2><table><tr><th>run</th><th>case</th><th>end</th><th>trace</th><th>spans</th></tr>{runs}</table>
+<h2>Trace trees</h2>{traces_html(data.traces)}
 </body></html>"""

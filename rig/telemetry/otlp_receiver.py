@@ -98,6 +98,8 @@ class OtlpReceiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
     sinks: list[Callable[[ReceivedSpan], None]] = field(default_factory=list)
     requests: int = 0
+    # Extra read paths served beside ingestion: handler(path, headers) → (status, JSON body), or None to 404.
+    get_handler: Callable[[str, Any], tuple[int, Any] | None] | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -114,6 +116,19 @@ class OtlpReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                answer = receiver.get_handler(self.path, self.headers) if receiver.get_handler else None
+                if answer is None:
+                    self.send_error(404)
+                    return
+                status, body = answer
+                payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 path = self.path.split("?")[0]
                 if path not in PATHS:

@@ -24,6 +24,23 @@ API = "/api/v1"
 _PLAN: LoadPlan | None = None
 _SCHEDULE: ArrivalSchedule | None = None
 _ACCOUNT_COUNTER = [0]
+_TRACER: list[Any] = []  # the process's RigTracer once made (None inside when the plan names no endpoint)
+
+
+def run_tracer(plan: LoadPlan) -> Any:
+    """This process's tracer for simulated runs, or None when the plan exports no spans."""
+    if not _TRACER:
+        from rig.telemetry.tracing import RigTracer, configured_endpoints
+
+        _TRACER.append(RigTracer(configured_endpoints(plan.otlp_endpoint), kind="load") if plan.otlp_endpoint
+                       else None)
+    return _TRACER[0]
+
+
+@events.quitting.add_listener
+def _flush_spans(**_: Any) -> None:
+    if _TRACER and _TRACER[0] is not None:
+        _TRACER[0].close()
 
 
 class RunEndedWithoutBody(Exception):
@@ -182,9 +199,10 @@ class ResearcherUser(FastHttpUser):
         self.asked = 0
         self.last_message_id = None
 
-    def submit(self, content: str, scenario: str) -> str | None:
+    def submit(self, content: str, scenario: str, traceparent: str | None = None) -> str | None:
+        headers = {**self.headers, "traceparent": traceparent} if traceparent else self.headers
         with self.client.post(f"{API}/sessions/{self.session_id}/messages", json={"content": content},
-                              headers=self.headers, name="POST /sessions/{id}/messages", catch_response=True) as resp:
+                              headers=headers, name="POST /sessions/{id}/messages", catch_response=True) as resp:
             if resp.status_code != 202:
                 resp.failure(f"{scenario}: {resp.status_code}")
                 RECORDER.record([Sample("error", scenario, "client", 1, "count", label=f"http_{resp.status_code}",
@@ -193,10 +211,24 @@ class ResearcherUser(FastHttpUser):
             return str(resp.json()["run_id"])
 
     def ask(self, content: str, scenario: str, *, revision: bool = False, scheduled_ns: int | None = None) -> None:
-        submit = time.perf_counter_ns()
-        run_id = self.submit(content, scenario)
-        if run_id is not None:
-            self.follow(run_id, scenario, submit, revision=revision, scheduled_ns=scheduled_ns)
+        tracer = run_tracer(self.plan)
+        if tracer is None:
+            submit = time.perf_counter_ns()
+            run_id = self.submit(content, scenario)
+            if run_id is not None:
+                self.follow(run_id, scenario, submit, revision=revision, scheduled_ns=scheduled_ns)
+            return
+        from rig.telemetry.tracing import traceparent_of
+
+        span = tracer.root("rig.run", **{"rig.scenario": scenario, "rig.user": self.username})
+        try:
+            submit = time.perf_counter_ns()
+            run_id = self.submit(content, scenario, traceparent_of(span))
+            if run_id is not None:
+                span.set_attribute("run.id", run_id)
+                self.follow(run_id, scenario, submit, revision=revision, scheduled_ns=scheduled_ns)
+        finally:
+            span.end()
 
     def follow(self, run_id: str, scenario: str, submit_ns: int, *, revision: bool = False,
                scheduled_ns: int | None = None, code_end: str | None = None) -> None:

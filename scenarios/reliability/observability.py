@@ -13,11 +13,12 @@ EXPECTED_SPANS = ("run", "chat ", "execute_tool internal_search")
 
 
 def _spans(ctx: CaseContext, trace_id: str, run_id: str) -> list[ReceivedSpan]:
-    """The target's spans of one run (the subtree under its root), once the root (which ends last) arrived."""
+    """The target's spans of one run (the subtree under its `run` span), once that root (which ends last) arrived."""
     receiver = ctx.target.receiver
-    receiver.wait_for(lambda spans: any(s.trace_id == trace_id and s.attributes.get("run.id") == run_id
-                                        for s in spans), 10.0)
-    spans = [s for s in receiver.trace(trace_id) if s.scope != "langfuse-sdk"]
+    receiver.wait_for(lambda spans: any(s.trace_id == trace_id and s.name == "run" and s.attributes.get("run.id")
+                                        == run_id for s in spans), 10.0)
+    # The target's own spans: not its Langfuse export, not the rig's spans that share the trace.
+    spans = [s for s in receiver.trace(trace_id) if s.scope not in ("langfuse-sdk", "rig")]
     keep = {s.span_id for s in spans if s.name == "run" and s.attributes.get("run.id") == run_id}
     grew = True
     while grew:

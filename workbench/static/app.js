@@ -297,7 +297,6 @@ async function openCitation(c) {
     $("citation-doc").textContent = loc.paper_id || loc.doc_id;
     $("citation-match").textContent = loc.match;
     $("citation-match").dataset.match = loc.match;
-    viewer.dataset.citationId = c.citation_id;
     const body = $("citation-page-text");
     if (loc.page == null) {
       $("citation-page-number").textContent = "—";
@@ -309,6 +308,7 @@ async function openCitation(c) {
       $("citation-page-number").textContent = String(page.page);
       body.replaceChildren(...highlighted(page.text, loc.match === "unique" ? loc.highlights.filter((h) => h.page === page.page) : []));
     }
+    viewer.dataset.citationId = c.citation_id;  // only once the page shown is this citation's
     viewer.hidden = false;
   } catch (err) { showError("app-error", err); }
 }
