@@ -24,14 +24,17 @@ def fail(error: RigError, code: int = 2) -> typer.Exit:
 
 
 @contextmanager
-def progress_bar(description: str, total: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar; the yielded function advances it by one and shows the item just done."""
+def progress_bar(description: str, total: int | None = None) -> Iterator[Callable[..., None]]:
+    """A progress bar; the yielded `advance(item, total=None)` moves it by one, shows the item just done and,
+    when given, sets the total (for work that learns its size as it starts)."""
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[item]}", style="dim"), TimeElapsedColumn(), console=console,
                   transient=False) as progress:
         task = progress.add_task(description, total=total, item="")
 
-        def advance(item: str) -> None:
+        def advance(item: str, total: int | None = None) -> None:
+            if total is not None:
+                progress.update(task, total=total)
             progress.update(task, advance=1, item=item)
 
         yield advance

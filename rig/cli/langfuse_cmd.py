@@ -36,15 +36,9 @@ def pull(
 
     try:
         client = LangfuseClient.from_env(host)
-        from rig.evidence import EvidenceStore
-
-        store = EvidenceStore(run_dir / "evidence.sqlite3") if (run_dir / "evidence.sqlite3").exists() else None
-        total = len([r for r in store.runs() if r["trace_id"]]) if store else 0
-        if store:
-            store.close()
-        with progress_bar("reconciling", max(total, 1)) as advance:
+        with progress_bar("reconciling") as advance:
             result = do_pull(run_dir, client, settle_s=settle, timeout_s=timeout,
-                             progress=lambda item, _i, _n: advance(item))
+                             progress=lambda item, _i, n: advance(item, total=n))
         client.close()
     except RigError as exc:
         raise fail(exc) from None

@@ -23,6 +23,7 @@ from rig.evidence import EvidenceStore, Measure
 from rig.fixtures import CorpusManifest
 from rig.gate.registry import CaseSpec
 from rig.gate.setup import TargetSession
+from rig.telemetry.tracing import trace_id_of, traceparent_of
 from rig.transcript import RunTranscript
 from rig.verdict import Item, Verdict
 
@@ -60,12 +61,8 @@ class CaseContext:
         self.browser: BrowserKit | None = None
         self.tracer = tracer
         self.span = span  # the case's span: steps and runs hang under it, and the target's spans under those
-        self.trace_id = secrets.token_hex(16)
+        self.trace_id = trace_id_of(span) if span is not None else secrets.token_hex(16)
         self._run_spans: dict[str, Span] = {}
-        if span is not None:
-            from rig.telemetry.tracing import trace_id_of
-
-            self.trace_id = trace_id_of(span)
         self._chaos_used = False
         self._recorder = self._record_exchange
         target.adapter.recorders.append(self._recorder)
@@ -147,8 +144,6 @@ class CaseContext:
     def traceparent(self) -> str:
         """A `traceparent` in the case's trace (under the case span when there is one)."""
         if self.span is not None:
-            from rig.telemetry.tracing import traceparent_of
-
             return traceparent_of(self.span)
         return f"00-{self.trace_id}-{secrets.token_hex(8)}-01"
 
@@ -158,8 +153,6 @@ class CaseContext:
         if self.tracer is None or self.span is None:
             yield self.traceparent(), lambda run_id: None
             return
-        from rig.telemetry.tracing import traceparent_of
-
         span = self.tracer.child("rig.run", self.span, **{"rig.case_id": self.case.case_id,
                                                           "rig.question_chars": len(question)})
 

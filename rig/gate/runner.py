@@ -20,9 +20,12 @@ from rig.fixtures import CorpusManifest
 from rig.gate.context import CaseContext
 from rig.gate.registry import CaseSpec
 from rig.gate.setup import TargetSession
+from rig.telemetry.tracing import trace_id_of
 from rig.verdict import Item, Verdict, aggregate
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
     from rig.browser.kit import BrowserKit
     from rig.telemetry.tracing import RigTracer
 
@@ -82,13 +85,13 @@ def _traced(tracer: RigTracer | None, target: TargetSession, store: EvidenceStor
                                    outcome, tracer, span)
         span.set_attribute("rig.verdict", verdict.value)
         span.set_attribute("rig.reason", reason[:500])
-        store.set_case_trace(rep, spec.case_id, f"{span.get_span_context().trace_id:032x}")
+        store.set_case_trace(rep, spec.case_id, trace_id_of(span))
         return verdict, reason
 
 
 def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
              manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
-             outcome: RunOutcome, tracer: RigTracer | None = None, span: Any = None) -> tuple[Verdict, str]:
+             outcome: RunOutcome, tracer: RigTracer | None = None, span: Span | None = None) -> tuple[Verdict, str]:
     ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest,
                       tracer=tracer, span=span)
     try:

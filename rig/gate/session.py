@@ -194,7 +194,6 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         tracer.flush()  # the rig's spans are in the evidence store before the report reads them
         if embedded is not None:
             _settle_target_spans(store, receiver)
-        if embedded is not None:
             store.set_meta("target_pid", embedded.pid)
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)

@@ -123,11 +123,19 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
     for m in measures:
         if m.code == "T8" and m.label:
             end_reasons[m.label] += int(m.value)
+    traces = case_traces(store)
+    counts = {t.trace_id: t.span_count for t in traces}
+
+    def span_count(trace_id: str | None) -> int:
+        """From the case traces already read; a run in a trace of its own (a target that ignored traceparent)."""
+        if not trace_id:
+            return 0
+        return counts[trace_id] if trace_id in counts else len(store.spans(trace_id))
+
     runs = [{"run_id": r["run_id"], "case_id": r["case_id"], "trace_id": r["trace_id"], "state": r["state"],
-             "end_reason": r["end_reason"], "spans": len(store.spans(r["trace_id"])) if r["trace_id"] else 0}
-            for r in store.runs()]
+             "end_reason": r["end_reason"], "spans": span_count(r["trace_id"])} for r in store.runs()]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
-                      end_reasons=dict(end_reasons), runs=runs, traces=case_traces(store))
+                      end_reasons=dict(end_reasons), runs=runs, traces=traces)
 
 
 def case_verdicts(data: ReportData) -> list[CaseVerdict]:

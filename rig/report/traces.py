@@ -29,6 +29,7 @@ class TraceTree(BaseModel):
     case_id: int | None
     services: list[str]
     nodes: list[TraceNode]
+    span_count: int = 0  # every span of the trace, shown or not
     truncated: bool = False
 
 
@@ -49,7 +50,7 @@ def trace_tree(trace_id: str, spans: list[dict[str, Any]], case_id: int | None =
                                orphan=s["parent_span_id"] is not None and s["parent_span_id"] not in ids))
         stack.extend((c, depth + 1) for c in reversed(children.get(s["span_id"], [])))
     return TraceTree(trace_id=trace_id, case_id=case_id, services=sorted({s["service"] for s in spans}),
-                     nodes=nodes, truncated=len(spans) > len(nodes))
+                     nodes=nodes, span_count=len(spans), truncated=len(spans) > len(nodes))
 
 
 def case_traces(store: EvidenceStore) -> list[TraceTree]:

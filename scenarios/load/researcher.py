@@ -16,6 +16,7 @@ from locust import events, task
 from locust.contrib.fasthttp import FastHttpUser
 
 from rig.load.plan import LoadPlan, PaperSet, load_secrets
+from rig.telemetry.tracing import RigTracer, configured_endpoints, traceparent_of
 from scenarios.load.arrivals import ArrivalSchedule
 from scenarios.load.recorder import RECORDER, Sample
 from scenarios.load.sse_reader import StreamTimes, read_stream
@@ -24,14 +25,12 @@ API = "/api/v1"
 _PLAN: LoadPlan | None = None
 _SCHEDULE: ArrivalSchedule | None = None
 _ACCOUNT_COUNTER = [0]
-_TRACER: list[Any] = []  # the process's RigTracer once made (None inside when the plan names no endpoint)
+_TRACER: list[RigTracer | None] = []  # the process's tracer once made (None inside when the plan names no endpoint)
 
 
-def run_tracer(plan: LoadPlan) -> Any:
+def run_tracer(plan: LoadPlan) -> RigTracer | None:
     """This process's tracer for simulated runs, or None when the plan exports no spans."""
     if not _TRACER:
-        from rig.telemetry.tracing import RigTracer, configured_endpoints
-
         _TRACER.append(RigTracer(configured_endpoints(plan.otlp_endpoint), kind="load") if plan.otlp_endpoint
                        else None)
     return _TRACER[0]
@@ -212,23 +211,17 @@ class ResearcherUser(FastHttpUser):
 
     def ask(self, content: str, scenario: str, *, revision: bool = False, scheduled_ns: int | None = None) -> None:
         tracer = run_tracer(self.plan)
-        if tracer is None:
-            submit = time.perf_counter_ns()
-            run_id = self.submit(content, scenario)
-            if run_id is not None:
-                self.follow(run_id, scenario, submit, revision=revision, scheduled_ns=scheduled_ns)
-            return
-        from rig.telemetry.tracing import traceparent_of
-
-        span = tracer.root("rig.run", **{"rig.scenario": scenario, "rig.user": self.username})
+        span = tracer.root("rig.run", **{"rig.scenario": scenario, "rig.user": self.username}) if tracer else None
         try:
             submit = time.perf_counter_ns()
-            run_id = self.submit(content, scenario, traceparent_of(span))
+            run_id = self.submit(content, scenario, traceparent_of(span) if span else None)
             if run_id is not None:
-                span.set_attribute("run.id", run_id)
+                if span:
+                    span.set_attribute("run.id", run_id)
                 self.follow(run_id, scenario, submit, revision=revision, scheduled_ns=scheduled_ns)
         finally:
-            span.end()
+            if span:
+                span.end()
 
     def follow(self, run_id: str, scenario: str, submit_ns: int, *, revision: bool = False,
                scheduled_ns: int | None = None, code_end: str | None = None) -> None:

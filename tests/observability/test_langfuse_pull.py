@@ -65,7 +65,7 @@ def test_dropped_usage_is_named_and_late_traces_are_retried(tmp_path: Path, corp
         wb.adapter.chaos("DELETE", "faults")
         for case_id, asked in ((1, complete), (2, dropped)):
             store.add_run(1, case_id, asked.detail.model_dump(mode="json"))
-            answer = "".join(json.loads(json.dumps(e.data)).get("text", "") for e in asked.events if e.event == "token")
+            answer = "".join(e.data.get("text", "") for e in asked.events if e.event == "token")
             store.add_evidence(1, case_id, "run", "run", {"run_id": asked.run_id, "answer": answer})
     finally:
         store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def test_case_trace_joins_rig_and_workbench_spans(tmp_path: Path) -> None:
     for run in wb_runs:
         parent = by_id[str(run["parent_span_id"])]
         assert parent["service"] == "rig" and parent["name"] == "rig.run"
-    assert '"rig.verdict": "PASS"' in str(roots[0]["attributes"]).replace("'", '"')
+    assert json.loads(str(roots[0]["attributes"]))["rig.verdict"] == "PASS"
 
     tree = trace_tree(trace_id, [{**s, "attributes": {}} for s in spans])
     assert not any(n.orphan for n in tree.nodes) and tree.nodes[0].depth == 0
