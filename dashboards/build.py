@@ -42,6 +42,9 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
                                             ("memory MiB", "rig_target_memory_bytes / 2^20")]),
         ("Target HTTP requests per second by status", "reqps",
          [("{{status}}", "sum by (status) (rate(workbench_http_requests_total[1m]))")]),
+        ("Chaos: faults injected by the schedule", "short",
+         [("{{point}}/{{mode}}", "sum by (point, mode) (rig_chaos_faults_total)"),
+          ("open windows", "sum(rig_chaos_active)")]),
     ]),
     "rig-runs": ("rig · runs", [
         ("Runs ended by state and reason (rig)", "short",
@@ -72,10 +75,16 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
     ]),
 }
 
-# Faults are annotations on every dashboard: the target's own counter of injected faults that fired.
-ANNOTATION = {"name": "faults fired", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
-              "expr": "sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0",
-              "titleFormat": "fault {{point}}/{{mode}}", "step": "15s"}
+# Faults are annotations on every dashboard: the target's own counter of injected faults that fired, and
+# the chaos schedule's open windows (from `rig load --chaos`).
+ANNOTATIONS = [
+    {"name": "faults fired", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
+     "expr": "sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0",
+     "titleFormat": "fault {{point}}/{{mode}}", "step": "15s"},
+    {"name": "chaos windows", "datasource": DATASOURCE, "enable": True, "iconColor": "orange",
+     "expr": "max by (step, point, mode) (rig_chaos_active) > 0",
+     "titleFormat": "chaos {{step}}: {{point}}/{{mode}}", "step": "5s"},
+]
 
 
 def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, object]:
@@ -89,7 +98,7 @@ def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> 
 def dashboard(uid: str, title: str, panels: list[Panel]) -> dict[str, object]:
     return {"uid": uid, "title": title, "tags": ["rig"], "schemaVersion": 39, "version": 1, "editable": True,
             "time": {"from": "now-30m", "to": "now"}, "refresh": "10s",
-            "annotations": {"list": [ANNOTATION]},
+            "annotations": {"list": ANNOTATIONS},
             "panels": [panel(i, *p) for i, p in enumerate(panels)]}
 
 

@@ -46,6 +46,7 @@ class TargetConfig(_Strict):
     adapter: str = "rig.adapters:WorkbenchAdapter"
     chaos_token_env: str | None = None
     restart_cmd: str | None = None
+    docker_container: str | None = None  # chaos restarts through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
     slots_metric: str = "workbench_run_slots_in_use"
 

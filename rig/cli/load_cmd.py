@@ -38,7 +38,10 @@ def load(
     think: Annotated[str, typer.Option(help="Think time range in seconds, e.g. 1-3.")] = "1-3",
     ingest_users: Annotated[int, typer.Option(help="Additional users uploading papers (T1).")] = 0,
     browsers: Annotated[int, typer.Option(help="Playwright browser users beside the Locust users.")] = 0,
-    chaos: Annotated[Path | None, typer.Option(help="Chaos schedule (YAML) applied during the run.")] = None,
+    chaos: Annotated[Path | None, typer.Option(
+        help="Chaos schedule (YAML, see docs/chaos.example.yaml) applied during the run.")] = None,
+    chaos_metrics_port: Annotated[int | None, typer.Option(
+        help="Port of the schedule's Prometheus endpoint (rig_chaos_faults_total); default a free port.")] = None,
 ) -> None:
     """Run a bounded load test; writes load.json and report.html into the run directory.
 
@@ -60,7 +63,7 @@ def load(
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    from rig.load.session import Hook
+    from rig.load.session import Finish, Hook
 
     hooks: list[Hook] = []
     bands = None
@@ -68,9 +71,21 @@ def load(
         from rig.browser.load_hook import browser_hook
 
         hooks.append(browser_hook)
+    prepare: list[Hook] = []
+    finish: list[Finish] = []
+    sections = None
     if chaos:
-        console.print("[red]error:[/] chaos schedules during load are not built yet; run without --chaos")
-        raise typer.Exit(2)
+        from chaos.load_hook import ChaosLoad
+
+        try:
+            extension = ChaosLoad(chaos, metrics_port=chaos_metrics_port, metrics_host=metrics_host,
+                                  pushgateway=pushgateway, otlp_endpoint=otlp_endpoint)
+        except RigError as exc:
+            raise fail(exc) from None
+        prepare.append(extension.prepare)
+        hooks.append(extension.during)
+        finish.append(extension.finish)
+        bands, sections = extension.bands, extension.sections
     with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console) as bar:
         task = bar.add_task("starting", total=options.duration_s)
@@ -79,7 +94,8 @@ def load(
             bar.update(task, description=text, completed=done, total=total)
 
         try:
-            result = run_load(options, progress, during=hooks, bands=bands)
+            result = run_load(options, progress, during=hooks, bands=bands, prepare=prepare, finish=finish,
+                              sections=sections)
         except RigError as exc:
             bar.stop()
             raise fail(exc) from None
@@ -94,5 +110,10 @@ def load(
         console.print(f"throughput {s['throughput_rps']:.2f} runs/s, {s['requests_per_s']:.1f} requests/s, "
                       f"error ratio {s['error_ratio']:.2%}, send lag p99 {s['send_lag']['p99'] or 0:.1f} ms")
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
+    for w in (s.get("chaos") or {}).get("windows", []) if s else []:
+        extra = (f", interrupted {w['interrupted']}, lost {w['lost']}, ready {w.get('ready_s')} s"
+                 if w["via"] == "restart" else "")
+        console.print(f"chaos {w['step']} ({w['fault']}): {w['runs_in_flight']} runs in flight, "
+                      f"recovery {w.get('recovery_s')} s{extra}")
     console.print(f"reports: {result.run_dir}/report.html, load.json, locust_stats.csv")
     raise typer.Exit(result.decision.exit_code)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rig.cli import browser_cmd, demo_cmd, fixtures_cmd, gate_cmd, langfuse_cmd, load_cmd
+from rig.cli import browser_cmd, chaos_cmd, demo_cmd, fixtures_cmd, gate_cmd, langfuse_cmd, load_cmd
 
 app = typer.Typer(
     help="A load and reliability test rig for LLM literature assistants.\n\n"
@@ -19,3 +19,4 @@ app.command("selftest")(gate_cmd.selftest)
 app.command("load")(load_cmd.load)
 app.command("browser")(browser_cmd.browser)
 app.add_typer(langfuse_cmd.app, name="langfuse")
+app.add_typer(chaos_cmd.app, name="chaos")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from rig.runmanifest import RunManifest, write_manifest
 
 Progress = Callable[[str, float, float], None]
 Hook = Callable[["LoadContext"], None]
+Finish = Callable[["LoadContext", dict[str, Any]], None]
 
 
 @dataclass
@@ -48,6 +50,7 @@ class LoadContext:
     plan: LoadPlan
     passwords: dict[str, str]
     started_at: float = 0.0
+    stopped: threading.Event = field(default_factory=threading.Event)  # set when the load run has ended
 
 
 @dataclass
@@ -63,8 +66,15 @@ def _now() -> str:
 
 
 def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
-             bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None) -> LoadResult:
-    """Run one bounded load test; `during` hooks run in threads beside Locust (browsers, chaos)."""
+             bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None,
+             prepare: list[Hook] | None = None, finish: list[Finish] | None = None,
+             sections: Callable[[LoadContext, dict[str, Any]], list[tuple[str, str]]] | None = None) -> LoadResult:
+    """Run one bounded load test; `during` hooks run in threads beside Locust (browsers, chaos).
+
+    `prepare` hooks run once the target is up and before Locust starts (a ConfigError there stops the run
+    before any load); `finish` hooks run after Locust ended and before the target stops, and may add to
+    the summary; `sections` adds report sections.
+    """
     if options.worker_only:
         return _run_workers_only(options)
     if options.target and not options.config:
@@ -83,6 +93,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     target: EmbeddedWorkbench | None = None
     procs: LocustProcesses | None = None
     threads: list[Any] = []
+    ctx: LoadContext | None = None
     try:
         corpus_dir, corpus_manifest = ensure_corpus()
         manifest.corpus_digest = corpus_manifest.digest
@@ -127,6 +138,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         if options.ingest_users:
             users.append("IngestUser")
         ctx = LoadContext(options, run_dir, store, adapter, target, plan, passwords)
+        for hook in prepare or []:
+            hook(ctx)
         procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
                              total_users=options.users + options.ingest_users,
                              spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
@@ -134,8 +147,6 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                              master_host=options.master_host, master_port=options.master_port)
         ctx.started_at = time.time() * 1000
         store.set_meta("load_started_ms", ctx.started_at)
-        import threading
-
         for hook in during or []:
             t = threading.Thread(target=hook, args=(ctx,), name=f"load-hook-{hook.__name__}", daemon=True)
             t.start()
@@ -147,11 +158,14 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                 progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
             time.sleep(0.5)
         code = wait_bounded(procs, 1.0)
+        ctx.stopped.set()
         for t in threads:
             t.join(timeout=options.duration_s + 60)
         manifest.ended_at = _now()
         write_manifest(run_dir, manifest)
         summary = load_summary(store, run_dir, options.duration_s, options.workers, options.users)
+        for after in finish or []:
+            after(ctx, summary)
         (run_dir / "load.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str),
                                            encoding="utf-8")
         if code not in (0, 1):
@@ -167,11 +181,14 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
         data.extras["load"] = summary
         section = load_section(store, summary, bands(ctx) if bands else None)
-        (run_dir / "report.html").write_text(html_report(data, [("Load", section)]), encoding="utf-8")
+        more: list[tuple[str, str]] = sections(ctx, summary) if sections else []
+        (run_dir / "report.html").write_text(html_report(data, [("Load", section), *more]), encoding="utf-8")
         (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
         point_latest(run_dir)
         return LoadResult(run_dir, summary, decision, code)
     finally:
+        if ctx is not None:
+            ctx.stopped.set()
         if procs is not None:
             procs.stop()
         if target is not None:

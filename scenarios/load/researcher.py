@@ -26,6 +26,9 @@ _PLAN: LoadPlan | None = None
 _SCHEDULE: ArrivalSchedule | None = None
 _ACCOUNT_COUNTER = [0]
 _TRACER: list[RigTracer | None] = []  # the process's tracer once made (None inside when the plan names no endpoint)
+RECONCILE_S = 60.0  # how long a broken stream's run is polled for its end (a restarting target)
+RECONCILE_POLL_S = 0.5
+TERMINAL = ("completed", "stopped", "failed", "interrupted")
 
 
 def run_tracer(plan: LoadPlan) -> RigTracer | None:
@@ -286,21 +289,62 @@ class ResearcherUser(FastHttpUser):
         if times.state and times.state != "completed" and scenario != "stop_resume":
             samples.append(Sample("error", scenario, "client", 1, "count", run_id, f"{times.state}/{times.reason}", wall))
         if self.plan.fetch_detail:
-            samples += self.detail_samples(run_id, scenario, wall)
+            detail = self.reconcile(run_id) if times.end_ns is None else None
+            samples += self.detail_samples(run_id, scenario, wall, detail)
+            if detail is not None and detail.get("end_reason") == "server_restart" and scenario != "resume":
+                RECORDER.record(samples)
+                self.resume_after_restart(run_id)
+                return
         elif times.state:
             samples.append(Sample("T8", scenario, "client", 1, "count", run_id, f"{times.state}/{times.reason}", wall))
         RECORDER.record(samples)
 
-    def detail_samples(self, run_id: str, scenario: str, wall: float) -> list[Sample]:
-        with self.client.get(f"{API}/runs/{run_id}", headers=self.headers, name="GET /runs/{id}",
-                             catch_response=True) as resp:
-            if resp.status_code != 200:
-                resp.failure(f"run detail: {resp.status_code}")
-                return []
-            d = resp.json()
+    def reconcile(self, run_id: str) -> dict[str, Any] | None:
+        """After a broken stream, ask the target how the run ended, retrying (bounded) while it restarts."""
+        deadline = time.monotonic() + RECONCILE_S
+        while time.monotonic() < deadline:
+            with self.client.get(f"{API}/runs/{run_id}", headers=self.headers, name="GET /runs/{id} (reconcile)",
+                                 catch_response=True) as resp:
+                if resp.status_code == 200 and resp.json().get("state") in TERMINAL:
+                    return dict(resp.json())
+                resp.success()  # refused while the target restarts: expected, polled again
+            gevent.sleep(RECONCILE_POLL_S)
+        return None
+
+    def resume_after_restart(self, run_id: str) -> None:
+        """A run the restart interrupted: resume it once, linking the new run to it (T9)."""
+        began = time.perf_counter_ns()
+        with self.client.post(f"{API}/runs/{run_id}/resume", headers=self.headers, name="POST /runs/{id}/resume",
+                              catch_response=True) as resp:
+            if resp.status_code == 409:
+                resp.success()  # nothing to resume from (no checkpoint yet) is a correct answer
+                code = resp.json().get("error", {}).get("code", "conflict") if resp.content else "conflict"
+                RECORDER.record([Sample("resume_refused", "resume", "client", 1, "count", run_id, code,
+                                        time.time() * 1000)])
+                return
+            if resp.status_code != 201:
+                resp.failure(f"resume: {resp.status_code}")
+                return
+            new_run = str(resp.json()["run_id"])
+        RECORDER.record([Sample("resume_link", "resume", "client", 1, "count", new_run, run_id, time.time() * 1000)])
+        self.follow(new_run, "resume", began, code_end="T9")
+
+    def detail_samples(self, run_id: str, scenario: str, wall: float,
+                       detail: dict[str, Any] | None = None) -> list[Sample]:
+        if detail is None:
+            with self.client.get(f"{API}/runs/{run_id}", headers=self.headers, name="GET /runs/{id}",
+                                 catch_response=True) as resp:
+                if resp.status_code != 200:
+                    resp.failure(f"run detail: {resp.status_code}")
+                    return []
+                detail = dict(resp.json())
+        d = detail
         if d.get("message_id"):
             self.last_message_id = d["message_id"]
         out = [Sample("T8", scenario, "server", 1, "count", run_id, f"{d['state']}/{d['end_reason']}", wall)]
+        if d["state"] == "completed" and d.get("message_id") and d.get("session_id"):
+            out.append(Sample("committed", scenario, "server", 1, "count", run_id,
+                              f"{self.username}|{d['session_id']}|{d['message_id']}", wall))
 
         def add(code: str, value: float | None, unit: str = "ms", label: str | None = None, source: str = "server") -> None:
             if value is not None:

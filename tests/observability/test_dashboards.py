@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from chaos.load_hook import ChaosLoad
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.procs import free_port
@@ -48,12 +49,17 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
     with LocalPushgateway(tmp_path / "pgw") as pgw:
         gate = run_gate(GateOptions(cases=[1], out=tmp_path / "gate", reports_root=tmp_path, pushgateway=pgw.url))
         assert gate.decision.decision == "pass"
-        metrics_port = free_port()
+        metrics_port, chaos_port = free_port(), free_port()
+        schedule = tmp_path / "chaos.yaml"
+        schedule.write_text("title: a long harmless window\nmethod:\n  - {name: slow-summaries, at: 1s, duration: 45s,"
+                            " fault: {via: target, point: summarize, mode: delay, delay_ms: 1}}\n")
+        chaos = ChaosLoad(schedule, metrics_port=chaos_port)
         seen: dict[str, Any] = {}
 
         def observe(ctx: LoadContext) -> None:
             target = urlparse(ctx.adapter.base_url).netloc
             prom = LocalPrometheus(tmp_path / "prom", {"rig": [f"127.0.0.1:{metrics_port}"], "workbench": [target],
+                                                       "rig-chaos": [f"127.0.0.1:{chaos_port}"],
                                                        "pushgateway": [urlparse(pgw.url).netloc]})
             prom.start()
             try:
@@ -78,6 +84,6 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
 
         run_load(LoadOptions(users=6, spawn_rate=6, duration_s=50, arrival="poisson", rate_per_s=3, seed=3,
                              out=tmp_path / "load", metrics_port=metrics_port, think_min_s=0.2, think_max_s=0.5),
-                 during=[observe])
+                 during=[observe, chaos.during], prepare=[chaos.prepare], finish=[chaos.finish])
     assert "_errors" in seen, "the observer never finished"
     assert not seen["_errors"], f"panels without data: {json.dumps(seen['_errors'], indent=1)}"

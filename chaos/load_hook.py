@@ -1,0 +1,103 @@
+"""`rig load --chaos schedule.yaml`: the schedule as a load extension (prepare, during, finish, report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chaos.analysis import analyse, check_retained, committed_messages
+from chaos.injectors import Injectors
+from chaos.restarters import CommandRestarter, DockerRestarter, LocalProcessRestarter
+from chaos.runner import ChaosMetrics, ChaosRunner
+from chaos.schedule import load_schedule
+from rig.errors import RigError
+
+
+class ChaosLoad:
+    """Reads the schedule at once (a bad file fails before anything starts), then follows the load run."""
+
+    def __init__(self, path: Path, *, metrics_port: int | None = None, metrics_host: str = "127.0.0.1",
+                 pushgateway: str | None = None, otlp_endpoint: str | None = None) -> None:
+        self.path = path
+        self.schedule = load_schedule(path)
+        self.metrics = ChaosMetrics()
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self.pushgateway = pushgateway
+        self.otlp_endpoint = otlp_endpoint
+        self.runner: ChaosRunner | None = None
+        self._tracer: Any = None
+
+    # -- prepare: the target is up, Locust not yet started ---------------------------------------------------
+    def prepare(self, ctx: Any) -> None:
+        from rig.load.procs import free_port
+        from rig.telemetry.tracing import RigTracer, configured_endpoints
+
+        self.schedule.check_fits(ctx.options.duration_s)
+        injectors = Injectors(ctx.adapter, self._restarter(ctx), {str(k): v for k, v in self.schedule.proxies.items()})
+        for step in self.schedule.method:
+            injectors.check(step.fault)
+        port = self.metrics_port or free_port()
+        self.metrics.serve(port, self.metrics_host)
+        endpoints = configured_endpoints(self.otlp_endpoint)
+        self._tracer = RigTracer(endpoints, kind="chaos") if endpoints else None
+        self.runner = ChaosRunner(self.schedule, injectors, self.metrics, self._tracer)
+        ctx.store.set_meta("chaos_schedule", {"file": str(self.path), **self.schedule.model_dump(mode="json",
+                                                                                                  by_alias=True)})
+        ctx.store.set_meta("chaos_metrics", f"http://{self.metrics_host}:{port}/metrics")
+
+    def _restarter(self, ctx: Any) -> Any:
+        if not any(s.fault.via == "restart" for s in self.schedule.method):
+            return None
+        if ctx.target is not None:
+            return LocalProcessRestarter(ctx.target)
+        from rig.config import load_config
+
+        target = load_config(ctx.options.config).target
+        if target.docker_container:
+            return DockerRestarter(target.docker_container, ctx.adapter.base_url)
+        if target.restart_cmd:
+            return CommandRestarter(target.restart_cmd, ctx.adapter.base_url)
+        return None
+
+    # -- during and after -----------------------------------------------------------------------------------
+    def during(self, ctx: Any) -> None:
+        assert self.runner is not None
+        self.runner(ctx)
+
+    during.__name__ = "chaos"
+
+    def finish(self, ctx: Any, summary: dict[str, Any]) -> None:
+        """Check committed answers survived each restart, derive the per-window analysis, push the counters."""
+        retention: dict[str, Any] = {}
+        for e in ctx.store.evidence(kind="chaos_window"):
+            w = e["data"]
+            if w["via"] == "restart" and w.get("started_ms"):
+                committed = committed_messages(ctx.store, w["started_ms"])
+                try:
+                    retention[w["step"]] = check_retained(ctx.adapter, ctx.passwords, committed)
+                except RigError as exc:
+                    retention[w["step"]] = {"checked": len(committed), "error": str(exc)}
+        summary["chaos"] = analyse(ctx.store, retention)
+        summary["chaos"]["metrics_url"] = ctx.store.meta("chaos_metrics")
+        if self.pushgateway:
+            from prometheus_client import push_to_gateway
+
+            try:
+                push_to_gateway(self.pushgateway, job="rig_chaos", registry=self.metrics.registry,
+                                grouping_key={"run": ctx.run_dir.name})
+            except OSError as exc:
+                summary["chaos"]["push_error"] = str(exc)
+        self.metrics.close()
+        if self._tracer is not None:
+            self._tracer.close()
+
+    def bands(self, ctx: Any) -> list[tuple[float, float, str]]:
+        return [(e["data"]["started_ms"], max(e["data"]["ended_ms"], e["data"]["started_ms"] + 500), e["data"]["step"])
+                for e in ctx.store.evidence(kind="chaos_window") if e["data"].get("started_ms")
+                and e["data"].get("ended_ms")]
+
+    def sections(self, ctx: Any, summary: dict[str, Any]) -> list[tuple[str, str]]:
+        from rig.report.chaos_section import chaos_section
+
+        return [("Chaos", chaos_section(summary.get("chaos") or {}))]

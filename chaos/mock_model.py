@@ -1,0 +1,165 @@
+"""A deterministic OpenAI-compatible chat model, so a target can run its agent loop with no provider.
+
+Round one, when tools are offered and the turn has no tool result yet: it calls the first tool, filling
+its required string or string-array parameters with the question. Afterwards it answers extractively:
+the sentences of the tool results that share most terms with the question, each followed by the `[ref]`
+marker of the hit it came from (tool results are read as JSON; any object with `text` and `ref` is a hit).
+Same request, same answer, same token counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+REFUSAL = "未找到依据：所选资料中没有能够直接回答这个问题的内容。"
+_TERMS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}|\d+")
+_SENTENCES = re.compile(r"(?<=[。！？.!?])\s*")
+_PIECE = re.compile(r"[\u3400-\u9fff]{1,2}|[A-Za-z]+|\d+(?:\.\d+)?|\s+|.", re.S)
+MAX_SENTENCES = 3
+
+
+class MockTurn(BaseModel):
+    """What the mock reads from a chat request."""
+
+    question: str
+    tools: list[dict[str, Any]]
+    hits: list[dict[str, Any]]
+    tool_results: int
+    prompt_tokens: int
+
+
+def count_tokens(text: str) -> int:
+    """A stable stand-in for a tokenizer: CJK characters, words and numbers."""
+    return max(1, len(_TERMS.findall(text)))
+
+
+def _find_hits(value: Any, out: list[dict[str, Any]]) -> None:
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str) and "ref" in value:
+            out.append(value)
+            return
+        for v in value.values():
+            _find_hits(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _find_hits(v, out)
+
+
+def read_request(body: dict[str, Any]) -> MockTurn:
+    messages: list[dict[str, Any]] = body.get("messages") or []
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    current = users[-1] if users else -1
+    question = str(messages[current].get("content") or "") if users else ""
+    hits: list[dict[str, Any]] = []
+    results = 0
+    for m in messages[current + 1:]:
+        if m.get("role") == "tool":
+            results += 1
+            try:
+                _find_hits(json.loads(m.get("content") or "null"), hits)
+            except json.JSONDecodeError:
+                continue
+    prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+    return MockTurn(question=question, tools=body.get("tools") or [], hits=hits, tool_results=results,
+                    prompt_tokens=prompt)
+
+
+def _tool_arguments(tool: dict[str, Any], question: str) -> dict[str, Any]:
+    params = (tool.get("function") or {}).get("parameters") or {}
+    args: dict[str, Any] = {}
+    for name in params.get("required") or list(params.get("properties") or {})[:1]:
+        kind = ((params.get("properties") or {}).get(name) or {}).get("type")
+        args[name] = [question] if kind == "array" else question
+    return args
+
+
+def answer_text(turn: MockTurn) -> str:
+    """The extractive answer with `[ref]` markers, or a refusal when no hit shares a term with the question."""
+    asked = set(_TERMS.findall(turn.question.lower()))
+    scored: list[tuple[int, int, str, Any]] = []
+    order = 0
+    for hit in turn.hits:
+        for sentence in _SENTENCES.split(hit["text"]):
+            sentence = sentence.strip()
+            if len(sentence) < 8:
+                continue
+            overlap = len(asked & set(_TERMS.findall(sentence.lower())))
+            if overlap:
+                scored.append((-overlap, order, sentence, hit["ref"]))
+            order += 1
+    if not scored:
+        return REFUSAL
+    chosen = sorted(scored)[:MAX_SENTENCES]
+    chosen.sort(key=lambda c: c[1])
+    return "根据所选资料：\n" + "\n".join(f"{s}[{ref}]" for _, _, s, ref in chosen)
+
+
+class Completion(BaseModel):
+    """What the mock decided for one request: a tool call or answer text, with usage."""
+
+    model: str
+    text: str = ""
+    tool_call: dict[str, Any] | None = None
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def finish_reason(self) -> str:
+        return "tool_calls" if self.tool_call else "stop"
+
+
+def complete(body: dict[str, Any]) -> Completion:
+    """Decide the mock's reply to a chat-completions request body."""
+    turn = read_request(body)
+    model = str(body.get("model") or "rig-mock")
+    if turn.tools and turn.tool_results == 0:
+        tool = turn.tools[0]
+        name = (tool.get("function") or {}).get("name", "tool")
+        args = json.dumps(_tool_arguments(tool, turn.question), ensure_ascii=False)
+        digest = hashlib.sha256(f"{turn.question}|{turn.prompt_tokens}".encode()).hexdigest()[:12]
+        call = {"id": f"call_{digest}", "type": "function",
+                "function": {"name": name, "arguments": args}}
+        return Completion(model=model, tool_call=call, prompt_tokens=turn.prompt_tokens,
+                          completion_tokens=count_tokens(args))
+    text = answer_text(turn)
+    return Completion(model=model, text=text, prompt_tokens=turn.prompt_tokens, completion_tokens=count_tokens(text))
+
+
+def _usage(c: Completion) -> dict[str, int]:
+    return {"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+            "total_tokens": c.prompt_tokens + c.completion_tokens}
+
+
+def stream_chunks(c: Completion, completion_id: str, include_usage: bool) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk` objects of a streamed reply, usage in the last one when asked for."""
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": c.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    if c.tool_call:
+        chunks.append(chunk({"tool_calls": [{"index": 0, **c.tool_call}]}))
+    else:
+        chunks += [chunk({"content": piece}) for piece in _PIECE.findall(c.text)]
+    chunks.append(chunk({}, c.finish_reason))
+    if include_usage:
+        chunks.append({"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": c.model,
+                       "choices": [], "usage": _usage(c)})
+    return chunks
+
+
+def full_response(c: Completion, completion_id: str) -> dict[str, Any]:
+    """A non-streamed `chat.completion` object."""
+    message: dict[str, Any] = {"role": "assistant", "content": c.text or None}
+    if c.tool_call:
+        message["tool_calls"] = [c.tool_call]
+    return {"id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": c.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": c.finish_reason}], "usage": _usage(c)}

@@ -1,0 +1,199 @@
+"""What both fault proxies share: the rule book, the request log, and the control API under `/_rig/`.
+
+    GET    /_rig/healthz          → {"ok": true, "upstream": ...}
+    GET    /_rig/rules            → active rules with how often each was seen and fired
+    POST   /_rig/rules            ProxyFault → {"rule_id"}
+    DELETE /_rig/rules            → {"cleared": n}
+    DELETE /_rig/rules/{rule_id}  → {"removed": bool}
+    GET    /_rig/requests?since=N → the request log from sequence number N
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from chaos.rules import ProxyFault, ProxyMode, RuleBook
+from chaos.wire import Request, Responder, WireServer
+
+JSON = [("content-type", "application/json")]
+
+
+class RequestRecord(BaseModel):
+    """One request that passed the proxy: what was asked, what was injected, what came back, how fast."""
+
+    seq: int
+    at_ms: float
+    method: str
+    path: str
+    model: str | None = None
+    stream: bool = False
+    rules: list[str] = []
+    faults: list[str] = []
+    status: int | None = None
+    outcome: str = "ok"  # ok | injected_status | reset | cut | empty | upstream_error
+    first_byte_ms: float | None = None
+    first_token_ms: float | None = None
+    total_ms: float | None = None
+    chunks: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    usage_dropped: bool = False
+    error: str | None = None
+
+
+class FaultProxy:
+    """A proxy with rules and a request log; subclasses implement `forward`."""
+
+    modes: tuple[str, ...] = ()
+
+    def __init__(self, upstream: str, *, seed: int = 1, record_path: Path | None = None,
+                 max_records: int = 20000) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.rules = RuleBook(seed)
+        self.records: deque[RequestRecord] = deque(maxlen=max_records)
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._record_file = record_path.open("a", encoding="utf-8") if record_path else None
+        self._client: httpx.AsyncClient | None = None
+        self.server: WireServer | None = None
+
+    # -- serving -----------------------------------------------------------------------------------------
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve in a background thread; returns the proxy's base URL."""
+        self.server = WireServer(self.handle, host, port)
+        return self.server.start()
+
+    def serve_forever(self, host: str, port: int) -> None:
+        WireServer(self.handle, host, port).serve_forever()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            if self._client is not None:
+                client, self._client = self._client, None
+                self.server.call(client.aclose())
+            self.server.stop()
+        if self._record_file is not None:
+            self._record_file.close()
+            self._record_file = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=10.0),
+                                             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200))
+        return self._client
+
+    async def handle(self, request: Request, respond: Responder) -> None:
+        if request.path.startswith("/_rig/"):
+            await self._control(request, respond)
+            return
+        await self.forward(request, respond)
+
+    async def forward(self, request: Request, respond: Responder) -> None:
+        raise NotImplementedError
+
+    # -- the request log ---------------------------------------------------------------------------------
+    def new_record(self, request: Request, **fields: Any) -> RequestRecord:
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        return RequestRecord(seq=seq, at_ms=time.time() * 1000, method=request.method, path=request.path, **fields)
+
+    def keep(self, record: RequestRecord) -> None:
+        self.records.append(record)
+        if self._record_file is not None:
+            with self._lock:
+                self._record_file.write(record.model_dump_json() + "\n")
+                self._record_file.flush()
+
+    # -- control -----------------------------------------------------------------------------------------
+    async def _control(self, request: Request, respond: Responder) -> None:
+        path, method = request.path.rstrip("/"), request.method
+        if path == "/_rig/healthz":
+            return await _json(respond, 200, {"ok": True, "upstream": self.upstream, "modes": list(self.modes)})
+        if path == "/_rig/rules" and method == "GET":
+            return await _json(respond, 200, [r.model_dump(mode="json") for r in self.rules.active()])
+        if path == "/_rig/rules" and method == "POST":
+            try:
+                fault = ProxyFault.model_validate_json(request.body or b"{}")
+            except ValidationError as exc:
+                return await _json(respond, 422, {"error": {"code": "invalid_rule", "message": str(exc.errors()[0]["msg"]),
+                                                            "loc": list(exc.errors()[0]["loc"])}})
+            if fault.mode not in self.modes:
+                return await _json(respond, 422, {"error": {"code": "invalid_rule", "message":
+                                                            f"this proxy has no mode {fault.mode!r}; "
+                                                            f"modes: {', '.join(self.modes)}"}})
+            return await _json(respond, 201, {"rule_id": self.rules.add(fault)})
+        if path == "/_rig/rules" and method == "DELETE":
+            return await _json(respond, 200, {"cleared": self.rules.clear()})
+        if path.startswith("/_rig/rules/") and method == "DELETE":
+            return await _json(respond, 200, {"removed": self.rules.remove(path.rsplit("/", 1)[1])})
+        if path == "/_rig/requests" and method == "GET":
+            since = int((parse_qs(urlsplit(request.target).query).get("since") or ["0"])[0])
+            return await _json(respond, 200, [r.model_dump(mode="json") for r in list(self.records) if r.seq > since])
+        return await _json(respond, 404, {"error": {"code": "not_found", "message": f"no control endpoint {path}"}})
+
+
+async def _json(respond: Responder, status: int, data: Any) -> None:
+    await respond.send(status, JSON, json.dumps(data, ensure_ascii=False).encode())
+
+
+def forward_headers(request: Request) -> dict[str, str]:
+    """The request's headers minus hop-by-hop ones, for the upstream."""
+    drop = {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "accept-encoding"}
+    return {k: v for k, v in request.headers.items() if k not in drop}
+
+
+class ProxyControl:
+    """A client of a fault proxy's control API (used by schedules, Chaos Toolkit and tests)."""
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self._timeout = timeout_s
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        from rig.errors import RigError
+
+        try:
+            response = httpx.request(method, f"{self.url}/_rig/{path}", json=body, timeout=self._timeout)
+        except httpx.TransportError as exc:
+            raise RigError(f"fault proxy at {self.url} is unreachable: {type(exc).__name__}",
+                           fix="start it with `rig chaos llm-proxy` / `rig chaos http-proxy` and check the URL") from None
+        if response.status_code >= 300:
+            raise RigError(f"fault proxy refused {method} {path}: {response.text[:300]}",
+                           fix="check the rule against `rig chaos modes`")
+        return response.json()
+
+    def add(self, fault: ProxyFault | dict[str, Any]) -> str:
+        body = fault.model_dump(exclude_none=True) if isinstance(fault, ProxyFault) else fault
+        return str(self._call("POST", "rules", body)["rule_id"])
+
+    def remove(self, rule_id: str) -> bool:
+        return bool(self._call("DELETE", f"rules/{rule_id}")["removed"])
+
+    def clear(self) -> int:
+        return int(self._call("DELETE", "rules")["cleared"])
+
+    def rules(self) -> list[dict[str, Any]]:
+        return list(self._call("GET", "rules"))
+
+    def requests(self, since: int = 0) -> list[RequestRecord]:
+        return [RequestRecord.model_validate(r) for r in self._call("GET", f"requests?since={since}")]
+
+    def healthy(self) -> bool:
+        try:
+            return bool(self._call("GET", "healthz")["ok"])
+        except Exception:
+            return False
+
+
+__all__ = ["FaultProxy", "ProxyControl", "ProxyFault", "ProxyMode", "RequestRecord", "forward_headers"]

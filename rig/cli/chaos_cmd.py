@@ -1,0 +1,127 @@
+"""`rig chaos`: the fault proxies, schedule validation, and the fault vocabulary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from rig.cli.console import console, fail
+from rig.errors import RigError
+
+app = typer.Typer(help="Fault injection: LLM and HTTP fault proxies, schedules, the fault vocabulary.",
+                  no_args_is_help=True)
+
+
+def _listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    if not port.isdigit():
+        console.print(f"[red]error:[/] --listen {listen!r} is not HOST:PORT (e.g. 127.0.0.1:8090)")
+        raise typer.Exit(2)
+    return host or "127.0.0.1", int(port)
+
+
+@app.command("llm-proxy")
+def llm_proxy(
+    upstream: Annotated[str, typer.Option(help="OpenAI-compatible base URL (…/v1), or `mock` for the built-in model.")]
+    = "mock",
+    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:8090",
+    rule: Annotated[list[str] | None, typer.Option(
+        help='A rule as JSON, repeatable: \'{"mode":"status","status":429,"retry_after_s":1,"probability":0.2}\'.')]
+    = None,
+    seed: Annotated[int, typer.Option(help="Seed of the rules' dice.")] = 1,
+    record: Annotated[Path | None, typer.Option(help="Append every request (timings, usage, faults) to this JSONL.")]
+    = None,
+    mock_chunk_ms: Annotated[float, typer.Option(help="Mock model: delay between streamed chunks.")] = 0.0,
+    mock_first_token_ms: Annotated[float, typer.Option(help="Mock model: delay before the first token.")] = 0.0,
+) -> None:
+    """Serve an OpenAI-compatible fault proxy; point the target's model base_url at http://HOST:PORT/v1.
+
+    Rules can also be added and cleared while it runs: POST/DELETE http://HOST:PORT/_rig/rules.
+    """
+    from chaos.llm_proxy import LlmFaultProxy
+
+    proxy = LlmFaultProxy(upstream, seed=seed, record_path=record, mock_chunk_ms=mock_chunk_ms,
+                          mock_first_token_ms=mock_first_token_ms)
+    _serve(proxy, listen, rule or [])
+
+
+@app.command("http-proxy")
+def http_proxy(
+    upstream: Annotated[str, typer.Option(help="Base URL of the service behind the proxy.")],
+    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:8091",
+    rule: Annotated[list[str] | None, typer.Option(
+        help='A rule as JSON, repeatable: \'{"mode":"latency","delay_ms":500,"path":"/api/v1/tools/*"}\'.')] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the rules' dice.")] = 1,
+    record: Annotated[Path | None, typer.Option(help="Append every request to this JSONL.")] = None,
+) -> None:
+    """Serve an HTTP fault proxy in front of a tool backend or the target: delay, status, reset, slow body, cut."""
+    from chaos.http_proxy import HttpFaultProxy
+
+    _serve(HttpFaultProxy(upstream, seed=seed, record_path=record), listen, rule or [])
+
+
+def _serve(proxy: object, listen: str, rules: list[str]) -> None:
+    from pydantic import ValidationError
+
+    from chaos.proxy_base import FaultProxy
+    from chaos.rules import ProxyFault
+
+    assert isinstance(proxy, FaultProxy)
+    host, port = _listen(listen)
+    for text in rules:
+        try:
+            fault = ProxyFault.model_validate_json(text)
+        except ValidationError as exc:
+            console.print(f"[red]error:[/] rule {text!r}: {exc.errors()[0]['msg']}")
+            raise typer.Exit(2) from None
+        if fault.mode not in proxy.modes:
+            console.print(f"[red]error:[/] this proxy has no mode {fault.mode!r}; modes: {', '.join(proxy.modes)}")
+            raise typer.Exit(2)
+        proxy.rules.add(fault)
+    console.print(f"[bold]fault proxy[/] http://{host}:{port} → {proxy.upstream}; "
+                  f"{len(rules)} rule(s); control at /_rig/rules, log at /_rig/requests; Ctrl-C stops")
+    try:
+        proxy.serve_forever(host, port)
+    except OSError as exc:
+        console.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command("validate")
+def validate(schedule: Annotated[Path, typer.Argument(help="The schedule file.")],
+             duration: Annotated[str | None, typer.Option(help="Also check it fits a load run this long.")] = None
+             ) -> None:
+    """Check a chaos schedule and print its timeline."""
+    from chaos.schedule import load_schedule
+    from rig.load.options import parse_duration
+
+    try:
+        s = load_schedule(schedule)
+        if duration:
+            s.check_fits(parse_duration(duration))
+    except RigError as exc:
+        raise fail(exc) from None
+    table = Table("step", "at s", "until s", "via", "point/mode", title=s.title)
+    for step in s.method:
+        table.add_row(step.name, f"{step.at_s:g}", "ready" if step.fault.via == "restart" else f"{step.ends_s:g}",
+                      step.fault.via, step.fault.label)
+    console.print(table)
+    console.print("hypothesis: " + ", ".join(f"{p.name} ({p.probe})" for p in s.hypothesis.probes))
+
+
+@app.command("modes")
+def modes() -> None:
+    """The fault vocabulary: every channel with its points and modes."""
+    from chaos.vocabulary import MODES, TARGET_POINTS
+
+    table = Table("via", "points", "modes", title="fault vocabulary")
+    points = {"target": ", ".join(TARGET_POINTS), "llm_proxy": "llm", "http_proxy": "a path glob",
+              "restart": "process"}
+    for via, m in MODES.items():
+        table.add_row(via, points[via], ", ".join(m))
+    console.print(table)
