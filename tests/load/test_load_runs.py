@@ -62,10 +62,11 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
 
 def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> None:
     def slow_model(ctx: LoadContext) -> None:
-        ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 700})
+        ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 2500})
 
     def run(name: str, hooks: list) -> dict:  # type: ignore[type-arg]
-        options = LoadOptions(users=4, spawn_rate=4, duration_s=8, arrival="poisson", rate_per_s=4, seed=7,
+        # 8 users keep up with 3 arrivals/s at the normal pace; with each model call 2.5 s slower they cannot.
+        options = LoadOptions(users=8, spawn_rate=8, duration_s=10, arrival="poisson", rate_per_s=3, seed=7,
                               out=tmp_path / name, fetch_detail=False)
         return run_load(options, during=hooks).summary
 
