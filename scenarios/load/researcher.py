@@ -218,6 +218,9 @@ class ResearcherUser(FastHttpUser):
         try:
             submit = time.perf_counter_ns()
             run_id = self.submit(content, scenario, traceparent_of(span) if span else None)
+            if scheduled_ns is not None:  # known at the send: kept even for runs the load run outlives
+                RECORDER.record([Sample("send_lag", scenario, "client", (submit - scheduled_ns) / 1e6, run_id=run_id,
+                                        ts_ms=time.time() * 1000)])
             if run_id is not None:
                 if span:
                     span.set_attribute("run.id", run_id)
@@ -283,9 +286,6 @@ class ResearcherUser(FastHttpUser):
             fire(end_code, scenario, (time.perf_counter_ns() - origin) / 1e6, exception=RunEndedWithoutBody(
                 times.error or "stream broke"))
             samples.append(Sample("error", scenario, "client", 1, "count", run_id, "stream_broken", wall))
-        if scheduled_ns is not None:
-            samples.append(Sample("send_lag", scenario, "client", (submit_ns - scheduled_ns) / 1e6, run_id=run_id,
-                                  ts_ms=wall))
         if times.state and times.state != "completed" and scenario != "stop_resume":
             samples.append(Sample("error", scenario, "client", 1, "count", run_id, f"{times.state}/{times.reason}", wall))
         if self.plan.fetch_detail:
