@@ -22,12 +22,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chaos.vocabulary import Fault
 from rig.errors import ConfigError
 from rig.load.options import parse_duration
+from rig.yamlfile import load_yaml_model
 
 
 class Probe(BaseModel):
@@ -111,18 +111,4 @@ class Schedule(BaseModel):
 
 def load_schedule(path: Path) -> Schedule:
     """Read and validate a schedule file; any problem is a ConfigError naming the place and the fix."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read chaos schedule {path}: {exc.strerror}", fix="pass an existing file to --chaos") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"chaos schedule {path} is not valid YAML: {exc}", fix="fix the YAML syntax") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"chaos schedule {path} must be a mapping with title and method",
-                          fix="see docs/chaos.example.yaml")
-    try:
-        return Schedule.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"chaos schedule {path}: {where}: {first['msg']}", fix="see docs/chaos.example.yaml") from None
+    return load_yaml_model(path, Schedule, what="chaos schedule", flag="--chaos", shape_fix="see docs/chaos.example.yaml")

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rig.errors import ConfigError
+from rig.yamlfile import load_yaml_model
 
 
 class _Strict(BaseModel):
@@ -77,16 +77,5 @@ class RigConfig(_Strict):
 
 def load_config(path: Path) -> RigConfig:
     """Read and validate a rig.yaml; errors name the field and the fix."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}", fix="pass an existing file to --config") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path} is not valid YAML: {exc}", fix="fix the YAML syntax") from None
-    try:
-        return RigConfig.model_validate(raw or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"config {path}: {where}: {first['msg']}",
-                          fix="see docs/rig.example.yaml for the expected shape") from None
+    return load_yaml_model(path, RigConfig, what="config", flag="--config",
+                           shape_fix="see docs/rig.example.yaml for the expected shape")
