@@ -42,23 +42,20 @@ if TYPE_CHECKING:
     from rig.telemetry.tracing import RigTracer
 
 
-class CaseContext:
-    """Handed to each case function; every helper records what it did."""
+class RecordingContext:
+    """What every executed case or case-turn records with: the store, the target, a span, and its key.
 
-    def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
-                 eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *,
+    `key` is the case's row in the evidence store (a reliability case id, or a quality turn's ordinal).
+    """
+
+    def __init__(self, rep: int, key: int, store: EvidenceStore, target: TargetSession, *,
                  tracer: RigTracer | None = None, span: Span | None = None) -> None:
         self.rep = rep
-        self.case = case
-        self.spec = spec
+        self.key = key
         self.store = store
         self.target = target
-        self.eval_set = eval_set
-        self.corpus_dir = corpus_dir
-        self.manifest = manifest
         self.items: list[Item] = []
         self.sessions: list[str] = []
-        self.browser: BrowserKit | None = None
         self.tracer = tracer
         self.span = span  # the case's span: steps and runs hang under it, and the target's spans under those
         self.trace_id = trace_id_of(span) if span is not None else secrets.token_hex(16)
@@ -67,7 +64,6 @@ class CaseContext:
         self._recorder = self._record_exchange
         target.adapter.recorders.append(self._recorder)
 
-    # -- identities and materials -------------------------------------------------------------------------
     @property
     def adapter(self) -> Adapter:
         return self.target.adapter
@@ -84,18 +80,6 @@ class CaseContext:
     def caps(self) -> Capabilities:
         return self.target.caps
 
-    def doc(self, paper_id: str) -> str:
-        """doc_id of one of the 28 papers in A's main project."""
-        return self.target.setup.docs[paper_id]
-
-    def isolated(self, key: str) -> str:
-        """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
-        return self.target.setup.isolated[key]
-
-    def fixture_path(self, *, paper_id: str | None = None, variant_id: str | None = None) -> Path:
-        entry = self.manifest.variant(variant_id) if variant_id else self.manifest.paper(paper_id or "")
-        return self.corpus_dir / entry.file
-
     # -- recording ---------------------------------------------------------------------------------------
     def close(self) -> None:
         for span in self._run_spans.values():  # runs the case never read to their end
@@ -105,7 +89,7 @@ class CaseContext:
             self.target.adapter.recorders.remove(self._recorder)
 
     def _record_exchange(self, ex: Exchange) -> None:
-        self.store.add_evidence(self.rep, self.case.case_id, "http", f"{ex.method} {ex.path} → {ex.status}", {
+        self.store.add_evidence(self.rep, self.key, "http", f"{ex.method} {ex.path} → {ex.status}", {
             "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
             "request": _clip(ex.request_body), "response": _clip(ex.response_body),
             "duration_ms": round((ex.received_ns - ex.sent_ns) / 1e6, 3)})
@@ -114,7 +98,7 @@ class CaseContext:
                              ex.error)
 
     def evidence(self, kind: str, title: str, data: Any) -> int:
-        return self.store.add_evidence(self.rep, self.case.case_id, kind, title, data)
+        return self.store.add_evidence(self.rep, self.key, kind, title, data)
 
     def observe(self, title: str, data: Any) -> int:
         """What the rig found by its own reading (not what the target said)."""
@@ -125,13 +109,13 @@ class CaseContext:
         verdict = ok if isinstance(ok, Verdict) else Verdict.of(ok)
         item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
         self.items.append(item)
-        self.store.add_item(self.rep, self.case.case_id, item)
+        self.store.add_item(self.rep, self.key, item)
         return item
 
     def measures(self, measures: list[Measure]) -> None:
         for m in measures:
-            m.rep, m.case_id = self.rep, self.case.case_id
-            m.scenario = m.scenario or f"case{self.case.case_id}"
+            m.rep, m.case_id = self.rep, self.key
+            m.scenario = m.scenario or f"case{self.key}"
         self.store.add_measures(measures)
 
     def require(self, *capabilities: str) -> None:
@@ -153,7 +137,7 @@ class CaseContext:
         if self.tracer is None or self.span is None:
             yield self.traceparent(), lambda run_id: None
             return
-        span = self.tracer.child("rig.run", self.span, **{"rig.case_id": self.case.case_id,
+        span = self.tracer.child("rig.run", self.span, **{"rig.case_id": self.key,
                                                           "rig.question_chars": len(question)})
 
         def bind(run_id: str) -> None:
@@ -222,7 +206,7 @@ class CaseContext:
 
     def run_detail(self, auth: Auth | None, run_id: str) -> RunDetail:
         detail = self.adapter.run(auth, run_id)
-        self.store.add_run(self.rep, self.case.case_id, detail.model_dump(mode="json"))
+        self.store.add_run(self.rep, self.key, detail.model_dump(mode="json"))
         return detail
 
     # -- test-only control ----------------------------------------------------------------------------------
@@ -255,3 +239,30 @@ class CaseContext:
         self.adapter.chaos("DELETE", "faults")
         if defaults:
             self.adapter.chaos("PUT", "settings", defaults)
+
+
+class CaseContext(RecordingContext):
+    """Handed to each reliability case function; every helper records what it did."""
+
+    def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
+                 eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *,
+                 tracer: RigTracer | None = None, span: Span | None = None) -> None:
+        super().__init__(rep, case.case_id, store, target, tracer=tracer, span=span)
+        self.case = case
+        self.spec = spec
+        self.eval_set = eval_set
+        self.corpus_dir = corpus_dir
+        self.manifest = manifest
+        self.browser: BrowserKit | None = None
+
+    def doc(self, paper_id: str) -> str:
+        """doc_id of one of the 28 papers in A's main project."""
+        return self.target.setup.docs[paper_id]
+
+    def isolated(self, key: str) -> str:
+        """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
+        return self.target.setup.isolated[key]
+
+    def fixture_path(self, *, paper_id: str | None = None, variant_id: str | None = None) -> Path:
+        entry = self.manifest.variant(variant_id) if variant_id else self.manifest.paper(paper_id or "")
+        return self.corpus_dir / entry.file

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,21 +10,19 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from rig.adapters import WorkbenchAdapter
 from rig.catalog import eval_set_sha256, load_eval_set
-from rig.config import ModelChoices, RigConfig, load_config
+from rig.config import RigConfig, load_config
+from rig.embedded import EmbeddedWorkbench
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
-from rig.fixtures import ensure_corpus
+from rig.gate.connect import open_target
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import run_cases
-from rig.gate.setup import GateSetup, TargetSession, connect_external, prepare_target, start_embedded
 from rig.policy import Decision, decide_gate, load_policy
 from rig.redact import Redactor
 from rig.report import build_report_data, write_reports
 from rig.report.data import ReportData, case_verdicts
 from rig.report.write import point_latest
-from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.stats import summarize
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
@@ -85,18 +81,6 @@ def select_cases(options: GateOptions) -> list[CaseSpec]:
     return chosen
 
 
-def _stale_target(run_dir: Path, pid: int | None) -> None:
-    """End a workbench this rig started for the run (found after a crash), checked by its command line."""
-    if not pid:
-        return
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return
-    if "workbench" in cmdline and str(run_dir / "target") in cmdline:
-        os.kill(pid, signal.SIGKILL)
-
-
 def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResult:
     """Run the gate; raises RigError (exit 2) when it cannot even start."""
     if options.target and not options.config:
@@ -134,48 +118,13 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     embedded = None
     browser: BrowserKit | str | None = None
     try:
-        if config is None:
-            _stale_target(run_dir, store.meta("target_pid"))
-            embedded, _ = start_embedded(run_dir, redactor, receiver, defects)
-            store.set_meta("target_pid", embedded.pid)
-            adapter = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
-            usernames = store.meta("setup", {}).get("usernames") or {"a": "rig-a", "b": "rig-b"}
-            passwords = {w: embedded.add_account(u).password for w, u in usernames.items()}
-            restarter: Restarter | None = LocalProcessRestarter(embedded)
-            models = ModelChoices()
-        else:
-            adapter = connect_external(config, redactor)  # type: ignore[assignment]
-            usernames = {w: a.username for w, a in config.accounts.items()}
-            passwords = {w: config.accounts[w].resolve_password() for w in ("a", "b")}
-            restarter = CommandRestarter(config.target.restart_cmd, config.target.url) if config.target.restart_cmd \
-                else None
-            models = config.models
-        redactor.add(*passwords.values())
-        auth = {w: adapter.login(usernames[w], passwords[w]) for w in ("a", "b")}
-        redactor.add(*(a.token for a in auth.values()))
-        caps = adapter.capabilities()
-        manifest.target_url = adapter.base_url
-        manifest.target_embedded = config is None
-        manifest.target_version = caps.version
-        manifest.adapter = config.target.adapter if config else "rig.adapters:WorkbenchAdapter"
-        write_manifest(run_dir, manifest)
-        corpus_dir, corpus_manifest = ensure_corpus()
-        manifest.corpus_digest = corpus_manifest.digest
-        saved = store.meta("setup")
-        if saved:
-            setup = GateSetup.model_validate(saved)
-        else:
-            if progress:
-                progress("uploading the corpus", 0, 1)
-            setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=config is None)
-        target = TargetSession(adapter=adapter, auth=auth, passwords=passwords, setup=setup, caps=caps,
-                               embedded=embedded, receiver=receiver, restarter=restarter, models=models)
-        if config:
-            target.slots_metric = config.target.slots_metric
-        defaults = store.meta("chaos_defaults")
-        if caps.chaos and defaults is None:
-            defaults = adapter.chaos("GET", "settings")
-            store.set_meta("chaos_defaults", defaults)
+        started: list[EmbeddedWorkbench] = []
+        try:
+            opened = open_target(config, run_dir, store, redactor, receiver, manifest, defects, started, progress)
+        finally:
+            embedded = started[0] if started else None
+        target, corpus_dir, corpus_manifest, defaults = (opened.target, opened.corpus_dir, opened.corpus,
+                                                         opened.chaos_defaults)
         total = len(specs) * options.repeat
         counter = {"n": 0}
 
@@ -188,7 +137,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         if options.browser:
             if progress:
                 progress("starting the browser", counter["n"], total)
-            browser = _start_browser(options, adapter.base_url, run_dir)
+            browser = _start_browser(options, target.adapter.base_url, run_dir)
         outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs, repeat=options.repeat,
                             chaos_defaults=defaults, progress=on_case, browser=browser, tracer=tracer)
         tracer.flush()  # the rig's spans are in the evidence store before the report reads them
