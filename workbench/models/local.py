@@ -23,6 +23,8 @@ SUMMARISE = ("概括", "总结", "主要发现", "讲什么", "综述")
 REFUSAL = "未找到依据：所选资料中没有能够直接回答这个问题的内容。"
 _PAPER_LINE = re.compile(r"^- \[(?P<doc>[^\]]+)\] (?P<pid>\S+) 《(?P<title>.*)》$", re.M)
 _TITLE_ASK = re.compile(r"《([^》]+)》")
+_NUMBER_ASK = re.compile(r"多少个?百分点|精确(?:提高|增加|降低)?多少|必须给(?:出)?数字|how many percentage points", re.I)
+NO_NUMBER = "未找到依据：所选资料没有给出所问的具体数字，以下只是资料实际讨论的内容。"
 _LENGTH = re.compile(r"(\d+)\s*[–\-~～至到]\s*(\d+)\s*字")
 _PIECE = re.compile(r"[\u3400-\u9fff]{1,2}|[A-Za-z]+|\d+(?:\.\d+)?|\s+|.", re.S)
 MIN_RELEVANCE = 0.2
@@ -211,6 +213,8 @@ def compose_answer(turn: Turn, max_sentences: int) -> str:
             chosen.append((c[2], c[3]))
             used.add(c[3])
     lines = []
+    if _NUMBER_ASK.search(turn.question) and not any(ch.isdigit() for _, sentence in chosen for ch in sentence):
+        prefix += NO_NUMBER
     if summarising and len(turn.papers) == 1:
         (pid, title), = turn.papers.items()
         first = chosen[0][0].ref
