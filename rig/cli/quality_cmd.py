@@ -1,0 +1,70 @@
+"""`rig quality`: the eval set's 75 quality case-turns, mechanical metrics, and judge sheets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rig.cli.console import console, fail
+from rig.errors import RigError
+
+
+def quality(
+    target: Annotated[str | None, typer.Option(help="URL of an external target (needs --config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="rig.yaml: accounts, chaos token env.")] = None,
+    case: Annotated[list[str] | None, typer.Option(
+        help="Only these cases (用户-04) or sets (专家, 用户, 对抗); repeatable.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-quality).")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue a crashed run directory; finished cases stay.")] = None,
+    eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
+    judge_url: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible endpoint (…/v1) whose model proposes scores on the judge sheets.")] = None,
+    judge_model: Annotated[str, typer.Option(help="Model name for --judge-url.")] = "gpt-4o-mini",
+    judge_key_env: Annotated[str | None, typer.Option(
+        help="Environment variable holding the judge's API key (never passed on the command line).")] = None,
+    otlp_endpoint: Annotated[str | None, typer.Option(help="Also export the rig's spans to this OTLP/HTTP endpoint.")]
+    = None,
+) -> None:
+    """Run the quality workload: expert, user and adversarial case-turns, each in the way its case says.
+
+    Writes quality.json, report.html and judge/sheets.{html,csv,json} into the run directory. Exit 0 when
+    every turn is recorded with traceability 1.00 and no out-of-scope citation, 1 when a bar fails, 2 when
+    the run cannot decide. Judged dimensions (E1–E8, R2–R4) stay U until a judge scores the sheets.
+    """
+    from rig.quality.session import JudgeOptions, QualityOptions, run_quality
+
+    judge = JudgeOptions(base_url=judge_url, model=judge_model, api_key_env=judge_key_env) if judge_url else None
+    options = QualityOptions(target=target, config=config, cases=case, out=out, resume=resume, eval_set=eval_set,
+                             judge=judge, otlp_endpoint=otlp_endpoint)
+    with Progress(TextColumn("[bold]quality"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def progress(text: str, n: int, total: int) -> None:
+            bar.update(task, description=text, completed=n, total=total or None)
+
+        try:
+            result = run_quality(options, progress)
+        except RigError as exc:
+            bar.stop()
+            raise fail(exc) from None
+    print_summary(result.summary)
+    console.print(f"reports: {result.run_dir}/report.html, quality.json, judge/sheets.html")
+    raise typer.Exit(result.decision.exit_code)
+
+
+def print_summary(summary: object) -> None:
+    from rig.quality.summary import QualitySummary
+
+    assert isinstance(summary, QualitySummary)
+    table = Table("metric", "turns", "pooled", "mean", "min", "below bar", title="quality metrics (each on its own)")
+    for m in summary.metrics:
+        table.add_row(m.name, str(m.turns), *("-" if v is None else f"{v:.2f}" for v in (m.pooled, m.mean, m.minimum)),
+                      ", ".join(m.below_bar[:5]) or "-")
+    console.print(table)
+    console.print("turn ends: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.states.items())))
+    console.print(f"decision: {summary.decision.decision} — " + "; ".join(summary.decision.reasons))

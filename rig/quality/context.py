@@ -1,0 +1,92 @@
+"""What a quality case-turn works with: the recording context plus its eval-set turn and the library's ids."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rig.adapters.models import RunDetail, Session
+from rig.catalog.models import QualityTurn
+from rig.evidence import EvidenceStore
+from rig.gate.context import RecordingContext
+from rig.gate.setup import TargetSession
+from rig.quality.models import CitedSource, RankedHit, TurnRecord
+from rig.verdict import Verdict
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from rig.telemetry.tracing import RigTracer
+
+
+class QualityContext(RecordingContext):
+    """One case-turn: its record id, allowed papers, and `record()` that stores the turn's result."""
+
+    def __init__(self, key: int, turn: QualityTurn, store: EvidenceStore, target: TargetSession, *,
+                 tracer: RigTracer | None = None, span: Span | None = None) -> None:
+        super().__init__(1, key, store, target, tracer=tracer, span=span)
+        self.turn = turn
+
+    @property
+    def project(self) -> str:
+        return self.target.setup.project_a
+
+    def doc_ids(self, papers: list[str]) -> list[str]:
+        """doc_ids of papers in A's library; a paper the library lacks is left out (and shows in `dropped`)."""
+        return [self.target.setup.docs[p] for p in papers if p in self.target.setup.docs]
+
+    def paper_of(self, doc_id: str) -> str | None:
+        for paper, doc in self.target.setup.docs.items():
+            if doc == doc_id:
+                return paper
+        return None
+
+    def base_record(self, kind: str) -> TurnRecord:
+        t = self.turn
+        return TurnRecord(key=self.key, record_id=t.record_id, sheet=t.sheet, case_id=t.case_id, turn=t.turn,
+                          name=t.name, kind=kind, dimensions=t.dimension_codes,
+                          performance_codes=t.performance_codes, allowed_papers=t.allowed_paper_ids,
+                          question=t.prompt, state="started")
+
+    def record(self, record: TurnRecord) -> int:
+        """Store the turn's record, an item per metric with a bar, and a U item per judged dimension."""
+        eid = self.evidence("quality_turn", f"{record.record_id}: {record.state}", record)
+        for m in record.metrics:
+            if m.verdict is not None:
+                self.item(m.name, m.verdict, m.detail if m.value is None else f"{m.value:g} — {m.detail}", eid,
+                          required=m.verdict != Verdict.NA)
+        for code in record.dimensions:
+            self.item(code, Verdict.U, "awaiting a judge: see the judge sheet", eid)
+        return eid
+
+
+def run_hits(detail: RunDetail) -> list[RankedHit]:
+    """Every hit the run's tool calls returned, in call order (text kept for faithfulness and judges)."""
+    out: list[RankedHit] = []
+    for call in detail.tool_calls:
+        for h in call.hits:
+            out.append(RankedHit(rank=len(out) + 1, doc_id=h.doc_id, page=h.page, chunk_id=h.chunk_id,
+                                 text=h.text or ""))
+    return out
+
+
+def answer_citations(session: Session, run_id: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """The saved answer of a run and its citations, as the session holds them (not as the stream said)."""
+    for m in session.messages:
+        if m.role == "assistant" and m.run_id == run_id:
+            return m.content, [c.model_dump() for c in m.citations]
+    return None, []
+
+
+def open_pages(ctx: QualityContext, cited: list[CitedSource], limit: int = 1200) -> None:
+    """Download each cited page once (judges read the citation against the page, not the target's quote)."""
+    pages: dict[tuple[str, int], str | None] = {}
+    for c in cited:
+        if c.page is None:
+            continue
+        key = (c.doc_id, c.page)
+        if key not in pages:
+            try:
+                pages[key] = ctx.adapter.page_text(ctx.a, c.doc_id, c.page).text[:limit]
+            except Exception:  # a page the target cannot serve: the sheet says so
+                pages[key] = None
+        c.page_text = pages[key]

@@ -1,0 +1,29 @@
+"""From the eval set's 75 quality rows to cases: turns grouped by record id, each case with its scenario."""
+
+from __future__ import annotations
+
+from rig.catalog.models import EvalSet
+from rig.errors import ConfigError
+from rig.quality.driver import QualityCase
+
+
+def plan_cases(eval_set: EvalSet, only: list[str] | None = None) -> list[QualityCase]:
+    """Cases in eval-set order; `only` keeps cases by label (`用户-04`) or sheet prefix (`对抗`)."""
+    from scenarios.quality import FIXTURE_CASES
+
+    cases: dict[str, QualityCase] = {}
+    for key, turn in enumerate(eval_set.quality, start=1):
+        prefix, number, _ = turn.record_id.rsplit("-", 2)
+        label = f"{prefix}-{int(number):02d}"
+        if label not in cases:
+            kind = "direct_tool" if turn.direct_tool else FIXTURE_CASES.get(label, "conversation")
+            cases[label] = QualityCase(prefix=prefix, case_id=int(number), kind=kind, turns=[])
+        cases[label].turns.append((key, turn))
+    chosen = list(cases.values())
+    if only:
+        unknown = [o for o in only if not any(c.label == o or c.prefix == o for c in chosen)]
+        if unknown:
+            raise ConfigError(f"no quality case {unknown}",
+                              fix="use a case label such as 用户-04, or a set: 专家, 用户, 对抗")
+        chosen = [c for c in chosen if c.label in only or c.prefix in only]
+    return chosen

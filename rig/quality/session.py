@@ -1,0 +1,187 @@
+"""`rig quality` end to end: run directory, target, the 75 case-turns, metrics, judge sheets and reports.
+
+Like the gate, every turn is written to the evidence store as it ends; `--resume` skips the cases whose
+turns all finished. The report, `quality.json` and the judge sheets are rendered from the store.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from rig.catalog import eval_set_sha256, load_eval_set
+from rig.catalog.models import EvalSet
+from rig.config import RigConfig, load_config
+from rig.embedded import EmbeddedWorkbench
+from rig.errors import ConfigError
+from rig.evidence import EvidenceStore
+from rig.gate.connect import open_target
+from rig.gate.session import _settle_target_spans, _store_span, now_iso
+from rig.policy import Decision
+from rig.quality.driver import CaseDriver
+from rig.quality.models import TurnRecord
+from rig.quality.plan import plan_cases
+from rig.quality.sheets import Proposal, build_sheets, write_sheets
+from rig.quality.summary import QualitySummary, quality_json, quality_summary, turn_records
+from rig.redact import Redactor
+from rig.report import build_report_data
+from rig.report.html import html_report
+from rig.report.markdown import markdown_report
+from rig.report.quality_section import quality_section
+from rig.report.write import point_latest
+from rig.runmanifest import RunManifest, read_manifest, write_manifest
+from rig.telemetry.otlp_receiver import OtlpReceiver
+from rig.telemetry.tracing import RigTracer, configured_endpoints
+from rig.verdict import Verdict
+
+Progress = Callable[[str, int, int], None]
+
+
+class JudgeOptions(BaseModel):
+    """An OpenAI-compatible endpoint that proposes scores (`--judge-url`, `--judge-model`, key from env)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+
+class QualityOptions(BaseModel):
+    target: str | None = None
+    config: Path | None = None
+    cases: list[str] | None = None  # case labels (用户-04) or sets (专家, 用户, 对抗)
+    out: Path | None = None
+    resume: Path | None = None
+    eval_set: Path | None = None
+    defects: list[str] = Field(default_factory=list)
+    reports_root: Path = Path("reports")
+    judge: JudgeOptions | None = None
+    otlp_endpoint: str | None = None
+
+
+@dataclass
+class QualityResult:
+    run_dir: Path
+    summary: QualitySummary
+
+    @property
+    def decision(self) -> Decision:
+        return self.summary.decision
+
+
+def run_quality(options: QualityOptions, progress: Progress | None = None) -> QualityResult:
+    """Run the quality workload; raises RigError (exit 2) when it cannot start."""
+    if options.target and not options.config:
+        raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+    config: RigConfig | None = load_config(options.config) if options.config else None
+    if config and options.target:
+        config.target.url = options.target
+    eval_set = load_eval_set(options.eval_set)
+    cases = plan_cases(eval_set, options.cases)
+    if options.resume:
+        run_dir = options.resume
+        if not (run_dir / "evidence.sqlite3").exists():
+            raise ConfigError(f"{run_dir} holds no evidence store to resume", fix="pass the run directory of a "
+                                                                                 "quality run")
+    else:
+        run_dir = options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-quality"
+        if (run_dir / "evidence.sqlite3").exists():
+            raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out, or --resume it")
+        run_dir.mkdir(parents=True, exist_ok=True)
+    redactor = Redactor()
+    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
+    if options.resume:
+        manifest = read_manifest(run_dir)
+        manifest.resumed_at.append(now_iso())
+    else:
+        manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
+                               defects=options.defects)
+    receiver = OtlpReceiver().start()
+    receiver.sinks.append(lambda s: _store_span(store, s))
+    tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,
+                       kind="quality")
+    started: list[EmbeddedWorkbench] = []
+    try:
+        opened = open_target(config, run_dir, store, redactor, receiver, manifest, manifest.defects, started,
+                             progress)
+        done = store.done_cases()
+        total = sum(len(c.turns) for c in cases)
+        counter = {"n": 0}
+
+        def on_turn(key: int, turn: object, verdict: Verdict, reason: str) -> None:
+            counter["n"] += 1
+            if progress:
+                progress(f"{getattr(turn, 'record_id', key)} → {verdict.value}", counter["n"], total)
+
+        target_down: str | None = None
+        from scenarios.quality import SCENARIOS
+
+        for case in cases:
+            if all((1, key) in done for key, _ in case.turns):
+                counter["n"] += len(case.turns)
+                continue
+            driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
+                                on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus, target_down=target_down)
+            driver.run(SCENARIOS[case.kind])
+            target_down = driver.target_down
+        tracer.flush()
+        if started:
+            _settle_target_spans(store, receiver)
+        manifest.ended_at = now_iso()
+        write_manifest(run_dir, manifest)
+        summary = write_quality_reports(run_dir, store, eval_set, manifest, options.judge)
+        point_latest(run_dir)
+        return QualityResult(run_dir, summary)
+    finally:
+        tracer.close()
+        for target in started:
+            target.stop()
+        receiver.stop()
+        store.close()
+
+
+def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet, manifest: RunManifest,
+                          judge: JudgeOptions | None = None) -> QualitySummary:
+    """quality.json, the judge sheets (with proposals when a judge is set), report.html and report.md."""
+    records = turn_records(store)
+    proposals: dict[str, Proposal] = {}
+    if judge is not None:
+        proposals = propose_all(store, records, eval_set, judge)
+    else:
+        for e in store.evidence(kind="judge_proposal"):
+            proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
+    summary = quality_summary(store)
+    sheets = build_sheets(records, eval_set, proposals)
+    write_sheets(run_dir / "judge", sheets)
+    (run_dir / "quality.json").write_text(json.dumps(quality_json(summary, records), ensure_ascii=False, indent=2),
+                                          encoding="utf-8")
+    data = build_report_data(store, summary.decision, manifest.model_dump(mode="json"))
+    data.extras["quality"] = summary.model_dump(mode="json")
+    section = quality_section(summary, records, "judge/sheets.html")
+    (run_dir / "report.html").write_text(html_report(data, [("Quality", section)]), encoding="utf-8")
+    (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
+    return summary
+
+
+def propose_all(store: EvidenceStore, records: list[TurnRecord], eval_set: EvalSet, judge: JudgeOptions
+                ) -> dict[str, Proposal]:
+    """One proposal per answered case-turn, each stored as evidence (kind `judge_proposal`) as it arrives."""
+    import os
+
+    from rig.quality.judge import propose
+
+    key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
+    if key:
+        store.redactor.add(key)
+    answered = [r for r in records if r.answer is not None or (r.kind == "direct_tool" and r.hits)]
+    out: dict[str, Proposal] = {}
+    for sheet in build_sheets(answered, eval_set):
+        proposal = propose(sheet, judge.base_url, judge.model, key)
+        store.add_evidence(None, None, "judge_proposal", f"proposed scores for {sheet.record_id}",
+                           {"record_id": sheet.record_id, "proposal": proposal.model_dump()})
+        out[sheet.record_id] = proposal
+    return out
