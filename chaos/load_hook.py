@@ -93,9 +93,9 @@ class ChaosLoad:
             self._tracer.close()
 
     def bands(self, ctx: Any) -> list[tuple[float, float, str]]:
-        return [(e["data"]["started_ms"], max(e["data"]["ended_ms"], e["data"]["started_ms"] + 500), e["data"]["step"])
-                for e in ctx.store.evidence(kind="chaos_window") if e["data"].get("started_ms")
-                and e["data"].get("ended_ms")]
+        from rig.report.chaos_section import chaos_bands
+
+        return chaos_bands(ctx.store)
 
     def sections(self, ctx: Any, summary: dict[str, Any]) -> list[tuple[str, str]]:
         from rig.report.chaos_section import chaos_section

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from rig.cli import browser_cmd, chaos_cmd, demo_cmd, fixtures_cmd, gate_cmd, langfuse_cmd, load_cmd
+from rig.cli import (
+    ask_cmd,
+    browser_cmd,
+    chaos_cmd,
+    demo_cmd,
+    fixtures_cmd,
+    gate_cmd,
+    langfuse_cmd,
+    load_cmd,
+    quality_cmd,
+)
 
 app = typer.Typer(
     help="A load and reliability test rig for LLM literature assistants.\n\n"
@@ -13,10 +23,12 @@ app = typer.Typer(
 )
 app.add_typer(fixtures_cmd.app, name="fixtures")
 app.command("demo")(demo_cmd.demo)
+app.command("ask")(ask_cmd.ask)
 app.command("gate")(gate_cmd.gate)
 app.command("cases")(gate_cmd.list_cases)
 app.command("selftest")(gate_cmd.selftest)
 app.command("load")(load_cmd.load)
+app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
 app.add_typer(langfuse_cmd.app, name="langfuse")
 app.add_typer(chaos_cmd.app, name="chaos")

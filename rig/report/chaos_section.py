@@ -5,6 +5,14 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from rig.evidence import EvidenceStore
+
+
+def chaos_bands(store: EvidenceStore) -> list[tuple[float, float, str]]:
+    """(start ms, end ms, step) of each chaos window in a load run's store, for shading the load curves."""
+    return [(e["data"]["started_ms"], max(e["data"]["ended_ms"], e["data"]["started_ms"] + 500), e["data"]["step"])
+            for e in store.evidence(kind="chaos_window") if e["data"].get("started_ms") and e["data"].get("ended_ms")]
+
 
 def _ms(v: float | None) -> str:
     return "—" if v is None else f"{v:+.0f}" if abs(v) >= 1 else f"{v:+.1f}"

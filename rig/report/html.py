@@ -47,7 +47,7 @@ def _bar(row: TCodeRow, scale: float) -> str:
             f'<rect width="{w50:.1f}" height="12" fill="#0969da"/></svg>')
 
 
-def _tcode_table(rows: list[TCodeRow]) -> str:
+def tcode_table(rows: list[TCodeRow]) -> str:
     out = ['<table><tr><th>code</th><th>source</th><th>label</th><th>unit</th><th>n</th><th>p50</th><th>p90</th>'
            '<th>p95</th><th>p99</th><th>max</th><th>p50 / p95</th></tr>']
     by_code: dict[str, float] = defaultdict(float)
@@ -113,8 +113,12 @@ def _manifest(m: dict[str, Any]) -> str:
     return f"<table>{rows}</table>"
 
 
-def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None) -> str:
-    """The whole report; `sections` are extra (title, html) blocks such as load curves or chaos windows."""
+def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None, *, title: str | None = None,
+                lead: str = "") -> str:
+    """The whole report; `sections` are extra (title, html) blocks such as load curves or chaos windows.
+
+    `lead` is shown right under the decision (a pre-release run's overview of its parts).
+    """
     d = data.decision
     reasons = "".join(f"<li>{escape(r)}</li>" for r in d.reasons)
     end_reasons = "".join(f"<tr><td>{escape(k)}</td><td class=num>{v}</td></tr>"
@@ -126,12 +130,13 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None)
     extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in (sections or []))
     return f"""<!doctype html><html lang="zh"><head><meta charset="utf-8"><title>rig report — {escape(d.decision)}</title>
 <style>{CSS}</style></head><body>
-<h1>rig {escape(str(data.manifest.get('kind', 'gate')))} report</h1>
+<h1>{escape(title or f"rig {data.manifest.get('kind', 'gate')} report")}</h1>
 <div class="banner" style="background:{DECISION_COLORS[d.decision]}">Gate decision: {escape(d.decision.upper())}</div>
 <ul>{reasons}</ul>
+{lead}
 <h2>Manifest</h2>{_manifest(data.manifest)}
 <h2>Verdicts by module</h2>{_matrix(data.cases)}
-<h2>T-codes</h2>{_tcode_table(data.tcodes)}
+<h2>T-codes</h2>{tcode_table(data.tcodes)}
 <h2>T8 end states</h2><table><tr><th>state/reason</th><th>runs</th></tr>{end_reasons}</table>
 {extra}
 <h2>Cases</h2>{''.join(_case(c) for c in data.cases)}

@@ -25,6 +25,8 @@ def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tupl
     series = {s["name"]: [((p["ts_ms"] - t0) / 1000, p["value"]) for p in store.series(s["name"])]
               for s in ({"name": n} for n in ("users", "target_cpu", "target_rss_bytes"))}
     rss_mb = [(t, v / 1e6) for t, v in series["target_rss_bytes"]]
+    all_x = [t for _, t in rel] + [t for pts in series.values() for t, _ in pts]
+    x_range = (min(0.0, *all_x), max(all_x))  # one axis for every chart, so curves and chaos bands line up
     band_rel = [((a - t0) / 1000, (b - t0) / 1000, label) for a, b, label in (bands or [])]
     rows = "".join(f"<tr><td>{escape(code)}</td><td>{e['source']}</td><td class=num>{e['count']}</td>" +
                    "".join(f"<td class=num>{(e.get(k) or 0):.1f}</td>" for k in ("p50", "p90", "p95", "p99")) + "</tr>"
@@ -32,16 +34,16 @@ def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tupl
     errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary["errors_by_reason"].items())
     charts = [
         line_chart({"completed runs/s": windows(done, 1, "rate"), "failed/s": windows(failed, 1, "rate")},
-                   title="throughput", unit="/s", bands=band_rel),
+                   title="throughput", unit="/s", bands=band_rel, x_range=x_range),
         line_chart({"T4 p95": windows(t4, 5, "p95"), "T5 p95": windows(t5, 5, "p95")}, title="latency (5 s windows)",
-                   unit=" ms", bands=band_rel),
-        line_chart({"users": series["users"]}, title="users", bands=band_rel),
-        line_chart({"cpu (cores)": series["target_cpu"]}, title="target CPU", bands=band_rel),
-        line_chart({"rss (MB)": rss_mb}, title="target memory", unit=" MB", bands=band_rel),
+                   unit=" ms", bands=band_rel, x_range=x_range),
+        line_chart({"users": series["users"]}, title="users", bands=band_rel, x_range=x_range),
+        line_chart({"cpu (cores)": series["target_cpu"]}, title="target CPU", bands=band_rel, x_range=x_range),
+        line_chart({"rss (MB)": rss_mb}, title="target memory", unit=" MB", bands=band_rel, x_range=x_range),
     ]
     if lag:
         charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit=" ms",
-                                 bands=band_rel))
+                                 bands=band_rel, x_range=x_range))
     return (f"<p>{summary['users']} users, {summary['workers']} worker(s), {summary['duration_s']:.0f} s: "
             f"{summary['completed_runs']} completed runs ({summary['throughput_rps']:.2f}/s), "
             f"{summary['requests_per_s']:.1f} requests/s, error ratio {summary['error_ratio']:.2%}, send lag p99 "

@@ -8,13 +8,18 @@ PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700", "#57606a")
 
 
 def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str, unit: str = "", width: int = 640,
-               height: int = 180, bands: list[tuple[float, float, str]] | None = None) -> str:
-    """Lines over a shared x axis (seconds from the first point); `bands` shade windows (e.g. chaos faults)."""
+               height: int = 180, bands: list[tuple[float, float, str]] | None = None,
+               x_range: tuple[float, float] | None = None) -> str:
+    """Lines over a shared x axis (seconds); `bands` shade windows (e.g. chaos faults).
+
+    `x_range` fixes the axis, so several charts of one run line up with each other and with their bands;
+    without it the axis spans the points.
+    """
     points = [p for pts in series.values() for p in pts]
     if not points:
         return f"<p class=muted>{escape(title)}: no data</p>"
-    x0 = min(p[0] for p in points)
-    x1 = max(max(p[0] for p in points), x0 + 1e-9)
+    x0 = x_range[0] if x_range else min(p[0] for p in points)
+    x1 = max(x_range[1] if x_range else max(p[0] for p in points), x0 + 1e-9)
     y1 = max(max(p[1] for p in points), 1e-9) * 1.1
     pad_l, pad_b, pad_t = 48, 22, 20
     w, h = width - pad_l - 8, height - pad_b - pad_t
@@ -44,7 +49,7 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str, unit
         colour = PALETTE[i % len(PALETTE)]
         path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(pts))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{path}"/>')
-        parts.append(f'<text x="{pad_l + 8 + 120 * i}" y="{height - 4}" font-size="10" fill="{colour}">'
+        parts.append(f'<text x="{pad_l + 40 + 120 * i}" y="{height - 4}" font-size="10" fill="{colour}">'
                      f'{escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
