@@ -23,6 +23,7 @@ from rig.redact import Redactor
 from rig.report import build_report_data, write_reports
 from rig.report.data import ReportData, case_verdicts
 from rig.report.write import point_latest
+from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.stats import summarize
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
@@ -92,16 +93,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     policy = load_policy(options.policy)
     eval_set = load_eval_set(options.eval_set)
     specs = select_cases(options)
-    if options.resume:
-        run_dir = options.resume
-        if not (run_dir / "evidence.sqlite3").exists():
-            raise ConfigError(f"{run_dir} holds no evidence store to resume", fix="pass the run directory of a gate")
-    else:
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        run_dir = options.out or options.reports_root / f"{stamp}-gate"
-        if (run_dir / "evidence.sqlite3").exists():
-            raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out, or --resume it")
-        run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = run_directory("gate", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:

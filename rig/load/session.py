@@ -31,6 +31,7 @@ from rig.report.html import html_report
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
 from rig.report.write import point_latest
+from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, write_manifest
 
 Progress = Callable[[str, float, float], None]
@@ -80,11 +81,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     if options.target and not options.config:
         raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
     policy = load_policy(options.policy)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = options.out or options.reports_root / f"{stamp}-load"
-    if (run_dir / "evidence.sqlite3").exists():
-        raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out directory")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),

@@ -6,7 +6,6 @@ turns all finished. The report, `quality.json` and the judge sheets are rendered
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from rig.report.html import html_report
 from rig.report.markdown import markdown_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest
+from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
@@ -82,16 +82,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         config.target.url = options.target
     eval_set = load_eval_set(options.eval_set)
     cases = plan_cases(eval_set, options.cases)
-    if options.resume:
-        run_dir = options.resume
-        if not (run_dir / "evidence.sqlite3").exists():
-            raise ConfigError(f"{run_dir} holds no evidence store to resume", fix="pass the run directory of a "
-                                                                                 "quality run")
-    else:
-        run_dir = options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-quality"
-        if (run_dir / "evidence.sqlite3").exists():
-            raise ConfigError(f"{run_dir} already holds a run", fix="pass a new --out, or --resume it")
-        run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = run_directory("quality", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:

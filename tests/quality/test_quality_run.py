@@ -181,3 +181,40 @@ def test_a_judge_endpoint_proposes_scores_that_stay_marked_as_proposed(tmp_path:
     rows = list(csv.DictReader((result.run_dir / "judge" / "sheets.csv").open(encoding="utf-8")))
     assert {r["proposed_score"] for r in rows} == {"3"} and {r["score"] for r in rows} == {""}
     assert "proposed by judge-double" in (result.run_dir / "judge" / "sheets.html").read_text()
+
+
+def test_a_target_without_the_entries_ends_those_turns_not_run_or_blocked(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A target with no direct search and no test-only control: nothing is faked in their place."""
+    from rig.adapters.workbench import WorkbenchAdapter
+
+    declared = WorkbenchAdapter.capabilities
+
+    def lacking(self: WorkbenchAdapter) -> object:
+        return declared(self).model_copy(update={"direct_search": False, "chaos": False})
+
+    monkeypatch.setattr(WorkbenchAdapter, "capabilities", lacking)
+    result = run_quality(QualityOptions(out=tmp_path / "run", cases=["专家-01", "用户-25", "对抗-10", "专家-13"]))
+    store = EvidenceStore(result.run_dir / "evidence.sqlite3")
+    try:
+        verdicts = {c.record_id: (c.verdict, c.reason) for c in store.cases()}
+    finally:
+        store.close()
+    assert verdicts["专家-01-1"][0] == Verdict.NOT_RUN and "no direct search entry" in verdicts["专家-01-1"][1]
+    assert verdicts["用户-25-1"][0] == Verdict.BLOCKED and "chaos" in verdicts["用户-25-1"][1]
+    assert verdicts["对抗-10-1"][0] == Verdict.BLOCKED
+    assert verdicts["专家-13-1"][0] == Verdict.U  # an ordinary conversation still runs
+    assert result.summary.states.get("NOT_RUN") == 1 and result.summary.states.get("BLOCKED") == 2
+
+
+def test_the_cli_prints_the_metrics_and_exits_with_the_decision(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rig.cli.main import app
+
+    runner = CliRunner()
+    ok = runner.invoke(app, ["quality", "--case", "专家-01", "--case", "对抗-02", "--out", str(tmp_path / "run")])
+    assert ok.exit_code == 0, ok.output
+    assert "traceability" in ok.output and "recall@10" in ok.output and "decision: pass" in ok.output
+    bad = runner.invoke(app, ["quality", "--case", "专家-99", "--out", str(tmp_path / "other")])
+    assert bad.exit_code == 2 and "no quality case" in bad.output
