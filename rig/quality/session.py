@@ -30,9 +30,8 @@ from rig.quality.summary import QualitySummary, quality_json, quality_summary, t
 from rig.redact import Redactor
 from rig.report import build_report_data
 from rig.report.html import html_report
-from rig.report.markdown import markdown_report
 from rig.report.quality_section import quality_section
-from rig.report.write import point_latest
+from rig.report.write import point_latest, write_reports
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.telemetry.otlp_receiver import OtlpReceiver
@@ -152,9 +151,9 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
                                           encoding="utf-8")
     data = build_report_data(store, summary.decision, manifest.model_dump(mode="json"))
     data.extras["quality"] = summary.model_dump(mode="json")
+    write_reports(run_dir, data)  # results.json, junit.xml and report.md as the gate writes them
     section = quality_section(summary, records, "judge/sheets.html")
     (run_dir / "report.html").write_text(html_report(data, [("Quality", section)]), encoding="utf-8")
-    (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
     return summary
 
 

@@ -13,6 +13,7 @@ import io
 import json
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +47,7 @@ class JudgeSheet(BaseModel):
     focus: str
     mechanical: dict[str, str]
     scores: dict[str, str | None]
+    fixture: dict[str, Any] = Field(default_factory=dict)  # scope switch, summary, injection reach, variants
     proposal: Proposal | None = None
 
 
@@ -61,7 +63,7 @@ def build_sheets(records: list[TurnRecord], eval_set: EvalSet, proposals: dict[s
             ground_truth=turn.gt, reference=turn.reference, rules=turn.rules, focus=turn.configuration.focus,
             mechanical={m.name: (f"{m.value:g}" if m.value is not None else "-")
                         + (f" {m.verdict.value}" if m.verdict else "") for m in r.metrics},
-            scores={d: None for d in r.dimensions}, proposal=(proposals or {}).get(r.record_id)))
+            scores={d: None for d in r.dimensions}, fixture=r.fixture, proposal=(proposals or {}).get(r.record_id)))
     return out
 
 
@@ -100,9 +102,14 @@ def sheet_html(s: JudgeSheet) -> str:
         why = escape(s.proposal.error or s.proposal.reason)
         proposal = f"<p><i>proposed by {escape(s.proposal.model)} (not a score):</i> {why}</p>"
     mech = ", ".join(f"{escape(k)} {escape(v)}" for k, v in s.mechanical.items())
+    fixture = ""
+    if s.fixture:
+        text = json.dumps(s.fixture, ensure_ascii=False, indent=1, default=str)[:6000]
+        fixture = (f"<details><summary>how the turn was prepared ({escape(', '.join(s.fixture))})</summary>"
+                   f"<pre>{escape(text)}</pre></details>")
     return (f'<section id="{escape(s.record_id)}"><h3>{escape(s.record_id)} {escape(s.name)}</h3>'
             f'<p class=muted>{escape(s.sheet)} · state {escape(s.state)} · {s.hits} hits · {mech}</p>{prev}'
-            f"<p><b>prompt</b> {escape(s.prompt)}</p><p><b>answer</b></p><pre>{escape(s.answer or '(none)')}</pre>"
+            f"{fixture}<p><b>prompt</b> {escape(s.prompt)}</p><p><b>answer</b></p><pre>{escape(s.answer or '(none)')}</pre>"
             f"<p><b>citations</b> ({len(s.citations)})</p>{''.join(_citation(c) for c in s.citations)}"
             f"<p><b>ground truth</b></p><pre>{escape(s.ground_truth)}</pre><p class=muted>{escape(s.reference)}"
             f" · focus: {escape(s.focus)}</p><details><summary>scoring rules</summary><pre>{escape(s.rules)}</pre>"

@@ -127,6 +127,9 @@ def test_each_turn_lists_its_t_codes_and_the_judge_sheets_hold_every_dimension(c
     sheets = json.loads((clean.run_dir / "judge" / "sheets.json").read_text())
     opened = [c for s in sheets for c in s["citations"] if c["page_text"]]
     assert opened and all(s["ground_truth"] and s["rules"] for s in sheets)
+    assert sheets[[s["record_id"] for s in sheets].index("专家-23-2")]["fixture"]["scope_switch"]
+    results = json.loads((clean.run_dir / "results.json").read_text())
+    assert len(results["cases"]) == 75 and (clean.run_dir / "junit.xml").exists()
 
 
 @pytest.mark.parametrize("defect, cases", [("citation_page_shift", ["专家-13", "用户-04"]),
