@@ -4,7 +4,8 @@
 - nDCG@10: ranking quality of those papers (binary relevance, a paper counted at its first hit);
 - citation traceability: share of citations that point to a hit of this run *and* to an allowed paper
   (release bar 1.00);
-- faithfulness: share of answer sentences whose term overlap with the hits they cite is at least 0.35;
+- faithfulness: share of answer sentences whose term overlap with the hits they cite is at least 0.35
+  (a line ending in a colon is a lead-in, not a sentence);
 - refusal: an answer to a question the library cannot answer says so;
 - out-of-scope citations: citations to papers outside the turn's allowed set (R2/R4), counted.
 
@@ -97,6 +98,8 @@ def faithfulness(answer: str, cited: list[CitedSource]) -> Metric:
     judged = supported = 0
     weakest: list[str] = []
     for sentence in sentences(answer):
+        if sentence.rstrip().endswith(("：", ":")):  # a lead-in ("根据所选资料：") introduces claims, makes none
+            continue
         own = [t for m in markers(sentence) for t in by_marker.get(m, [])]
         value = overlap(sentence, " ".join(own) if own else everything)
         if value is None:

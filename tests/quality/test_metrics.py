@@ -61,7 +61,7 @@ def test_faithfulness_is_the_share_of_sentences_at_or_over_the_overlap_bar() -> 
     run = [hit(1, "P32", chunk="c1", text="买家保护实施后，徽章溢价下降，但仍为正，徽章仍有信号价值。")]
     cited = [metrics.trace({"citation_id": "a", "marker": 1, "doc_id": "doc-P32", "page": 1, "chunk_id": "c1"}, run,
                            {"doc-P32"})]
-    answer = "买家保护实施后，徽章溢价下降。[1]\n平台利润因此翻了三倍并且全面扩张。[1]"
+    answer = "根据所选资料：\n买家保护实施后，徽章溢价下降。[1]\n平台利润因此翻了三倍并且全面扩张。[1]"
     m = metrics.faithfulness(answer, cited)
     assert (m.numerator, m.denominator, m.value) == (1, 2, 0.5)
     assert metrics.faithfulness("买家保护实施后，徽章溢价下降。[1]", cited).value == 1.0
