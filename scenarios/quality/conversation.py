@@ -17,8 +17,9 @@ from typing import Any
 from rig.quality.context import QualityContext
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
+from rig.verdict import Verdict
 from scenarios.quality.asking import measure_turn
-from scenarios.quality.expectations import expected_refusal
+from scenarios.quality.expectations import expected_refusal, unapplied_preparation
 
 
 class Conversation:
@@ -73,5 +74,9 @@ def conversation(driver: CaseDriver) -> None:
     for index in range(len(driver.case.turns)):
         with driver.turn(index) as ctx:
             record = ctx.base_record("conversation")
+            gap = unapplied_preparation(ctx.turn)
+            if gap:
+                record.fixture["preparation_not_applied"] = gap
+                ctx.item("preparation", Verdict.BLOCKED, gap, required=False)
             talk.ask(ctx, record, ctx.doc_ids(ctx.turn.allowed_paper_ids))
             ctx.record(record)

@@ -111,6 +111,7 @@ def test_fixture_cases_keep_their_evidence(clean: QualityResult) -> None:
     assert repeat[1]["change"] == {"max_rounds": 2} and repeat[1]["rounds"] <= 2
     switch = records["专家-23-2"].fixture["scope_switch"]  # type: ignore[attr-defined]
     assert len(switch["from"]) == 2 and switch["backend_scope"] == switch["to"] == switch["effective_scope"]
+    assert "abstract" in records["对抗-03-1"].fixture["preparation_not_applied"]  # type: ignore[attr-defined]
     expert10 = records["专家-10-1"].fixture  # type: ignore[attr-defined]
     assert expert10["history"][0]["content"].startswith("保修与卖家声誉")
 
