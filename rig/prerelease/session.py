@@ -41,6 +41,7 @@ class PrereleaseOptions(BaseModel):
     reports_root: Path = Path("reports")
     users: int = Field(8, ge=1)
     think_s: tuple[float, float] = (0.5, 1.5)  # researchers' think time: short, so the restart cuts runs
+    token_delay_ms: float | None = 15.0  # the embedded model streams its pieces this far apart, as a model would
     workers: int = Field(2, ge=0)
     browsers: int = Field(1, ge=0)
     duration_s: float = Field(60.0, gt=0)
@@ -90,7 +91,8 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
     load_options = LoadOptions(users=options.users, duration_s=options.duration_s, workers=options.workers,
                                browsers=options.browsers, chaos=options.chaos or packaged("chaos.yaml"),
                                out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
-                               think_min_s=options.think_s[0], think_max_s=options.think_s[1])
+                               think_min_s=options.think_s[0], think_max_s=options.think_s[1],
+                               token_delay_ms=options.token_delay_ms)
     load = run_load(load_options, part("load"), during=hooks, bands=schedule.bands, prepare=[schedule.prepare],
                     finish=finish, sections=schedule.sections)
     timings["load"] = time.monotonic() - began
