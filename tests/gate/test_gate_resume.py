@@ -3,37 +3,18 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from rig.evidence import EvidenceStore
-from rig.waiting import wait_until
-
-
-def _done(run_dir: Path) -> int:
-    db = run_dir / "evidence.sqlite3"
-    if not db.exists():
-        return 0
-    store = EvidenceStore(db)
-    try:
-        return len(store.done_cases())
-    finally:
-        store.close()
+from tests.sigkill import kill_after
 
 
 def test_sigkill_then_resume_finishes_without_redoing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     cmd = [sys.executable, "-m", "rig.cli", "gate", "--cases", "1-12", "--out", str(run_dir)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        assert wait_until(lambda: _done(run_dir) >= 4, 120, interval_s=0.05), "the gate never got going"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_after(cmd, run_dir, 4)
     store = EvidenceStore(run_dir / "evidence.sqlite3")
     before = {c.case_id: c for c in store.cases() if c.status == "done"}
     evidence_before = {e["id"]: e["title"] for e in store.evidence()}

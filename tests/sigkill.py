@@ -1,0 +1,36 @@
+"""Killing a rig command mid-run with SIGKILL, once its evidence store shows enough finished rows."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from rig.evidence import EvidenceStore
+from rig.waiting import wait_until
+
+
+def finished_rows(run_dir: Path) -> int:
+    """Cases (or case-turns) the run's evidence store has marked done; 0 before the store exists."""
+    db = run_dir / "evidence.sqlite3"
+    if not db.exists():
+        return 0
+    store = EvidenceStore(db)
+    try:
+        return len(store.done_cases())
+    finally:
+        store.close()
+
+
+def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120) -> None:
+    """Start `cmd`, SIGKILL it as soon as `rows` rows are done (fails if they never are)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: finished_rows(run_dir) >= rows, timeout_s, interval_s=0.05), \
+            f"{cmd[3]} never got going"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
