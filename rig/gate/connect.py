@@ -22,7 +22,7 @@ from rig.gate.setup import GateSetup, TargetSession, connect_external, prepare_t
 from rig.redact import Redactor
 from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.runmanifest import RunManifest, write_manifest
-from rig.telemetry.otlp_receiver import OtlpReceiver
+from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
 
 Progress = Callable[[str, int, int], None]
 
@@ -101,3 +101,18 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
         defaults = adapter.chaos("GET", "settings")
         store.set_meta("chaos_defaults", defaults)
     return OpenedTarget(target, corpus_dir, corpus_manifest, defaults)
+
+
+def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
+    """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
+    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
+
+    def arrived(spans: list[ReceivedSpan]) -> bool:
+        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
+
+    return receiver.wait_for(arrived, timeout_s)
+
+
+def store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
+    store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
+                   span.start_ns, span.end_ns, span.attributes)

@@ -15,7 +15,7 @@ from rig.config import RigConfig, load_config
 from rig.embedded import EmbeddedWorkbench
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
-from rig.gate.connect import open_target
+from rig.gate.connect import open_target, settle_target_spans, store_span
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import run_cases
 from rig.policy import Decision, decide_gate, load_policy
@@ -26,7 +26,7 @@ from rig.report.write import point_latest
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.stats import summarize
-from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
 
@@ -105,7 +105,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                                policy=policy.model_dump(mode="json"), defects=options.defects)
         defects = options.defects
     receiver = OtlpReceiver().start()
-    receiver.sinks.append(lambda s: _store_span(store, s))
+    receiver.sinks.append(lambda s: store_span(store, s))
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name)
     embedded = None
     browser: BrowserKit | str | None = None
@@ -134,7 +134,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                             chaos_defaults=defaults, progress=on_case, browser=browser, tracer=tracer)
         tracer.flush()  # the rig's spans are in the evidence store before the report reads them
         if embedded is not None:
-            _settle_target_spans(store, receiver)
+            settle_target_spans(store, receiver)
             store.set_meta("target_pid", embedded.pid)
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
@@ -190,21 +190,6 @@ def observed_values(store: EvidenceStore) -> dict[str, float | None]:
         for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
             out[f"{code}.{stat}"] = getattr(s, stat)
     return out
-
-
-def _settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
-    """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
-    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
-
-    def arrived(spans: list[ReceivedSpan]) -> bool:
-        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
-
-    return receiver.wait_for(arrived, timeout_s)
-
-
-def _store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
-    store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
-                   span.start_ns, span.end_ns, span.attributes)
 
 
 def _start_browser(options: GateOptions, base_url: str, run_dir: Path) -> BrowserKit | str:

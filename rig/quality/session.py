@@ -19,8 +19,8 @@ from rig.config import RigConfig, load_config
 from rig.embedded import EmbeddedWorkbench
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from rig.gate.connect import open_target
-from rig.gate.session import _settle_target_spans, _store_span, now_iso
+from rig.gate.connect import open_target, settle_target_spans, store_span
+from rig.gate.session import now_iso
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
@@ -91,7 +91,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                defects=options.defects)
     receiver = OtlpReceiver().start()
-    receiver.sinks.append(lambda s: _store_span(store, s))
+    receiver.sinks.append(lambda s: store_span(store, s))
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,
                        kind="quality")
     started: list[EmbeddedWorkbench] = []
@@ -120,7 +120,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
             target_down = driver.target_down
         tracer.flush()
         if started:
-            _settle_target_spans(store, receiver)
+            settle_target_spans(store, receiver)
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
         summary = write_quality_reports(run_dir, store, eval_set, manifest, options.judge)
