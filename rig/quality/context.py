@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from rig.adapters.models import RunDetail, Session
+from rig.adapters.models import Citation, RunDetail, Session
 from rig.catalog.models import QualityTurn
 from rig.evidence import EvidenceStore
 from rig.gate.context import RecordingContext
@@ -35,10 +36,12 @@ class QualityContext(RecordingContext):
         return [self.target.setup.docs[p] for p in papers if p in self.target.setup.docs]
 
     def paper_of(self, doc_id: str) -> str | None:
-        for paper, doc in self.target.setup.docs.items():
-            if doc == doc_id:
-                return paper
-        return None
+        """The paper id of one of the library's documents (None for a document outside it)."""
+        return self._papers.get(doc_id)
+
+    @cached_property
+    def _papers(self) -> dict[str, str]:
+        return {doc: paper for paper, doc in self.target.setup.docs.items()}
 
     def base_record(self, kind: str) -> TurnRecord:
         t = self.turn
@@ -69,11 +72,11 @@ def run_hits(detail: RunDetail) -> list[RankedHit]:
     return out
 
 
-def answer_citations(session: Session, run_id: str) -> tuple[str | None, list[dict[str, Any]]]:
+def answer_citations(session: Session, run_id: str) -> tuple[str | None, list[Citation]]:
     """The saved answer of a run and its citations, as the session holds them (not as the stream said)."""
     for m in session.messages:
         if m.role == "assistant" and m.run_id == run_id:
-            return m.content, [c.model_dump() for c in m.citations]
+            return m.content, m.citations
     return None, []
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 
+from rig.adapters.models import Citation
 from rig.quality.models import CitedSource, Metric, RankedHit
 from rig.quality.overlap import markers, overlap, sentences
 from rig.verdict import Verdict
@@ -58,19 +59,17 @@ def ndcg_at_k(hits: list[RankedHit], targets: list[str], k: int = K) -> Metric:
                   detail="first hits: " + (", ".join(ranks) or "none in the first 10"))
 
 
-def trace(citation: dict[str, object], run_hits: list[RankedHit], allowed_docs: set[str]) -> CitedSource:
+def trace(citation: Citation, run_hits: list[RankedHit], allowed_docs: set[str]) -> CitedSource:
     """Check one citation against the hits of this run and the allowed documents."""
-    doc, page, chunk = citation.get("doc_id"), citation.get("page"), citation.get("chunk_id")
+    doc, page, chunk = citation.doc_id, citation.page, citation.chunk_id
     if chunk:
         match = next((h for h in run_hits if h.chunk_id == chunk and h.doc_id == doc and h.page == page), None)
         text_of = match or next((h for h in run_hits if h.chunk_id == chunk), None)  # the text it quotes
     else:  # a whole-file citation: any hit of that document
         match = text_of = next((h for h in run_hits if h.doc_id == doc), None)
-    return CitedSource(
-        citation_id=str(citation.get("citation_id")), marker=citation.get("marker"),
-        doc_id=str(doc), paper_id=citation.get("paper_id"), page=page, chunk_id=chunk,
-        quote=str(citation.get("quote") or ""), traced=match is not None, in_scope=str(doc) in allowed_docs,
-        hit_text=text_of.text if text_of else "")
+    return CitedSource(citation_id=citation.citation_id, marker=citation.marker, doc_id=doc,
+                       paper_id=citation.paper_id, page=page, chunk_id=chunk, quote=citation.quote,
+                       traced=match is not None, in_scope=doc in allowed_docs, hit_text=text_of.text if text_of else "")
 
 
 def traceability(cited: list[CitedSource], *, refused: bool = False) -> Metric:

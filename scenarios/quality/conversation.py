@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.adapters.models import RunDetail
 from rig.quality.context import QualityContext
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
@@ -54,8 +55,8 @@ class Conversation:
         self.scope = docs
 
     def ask(self, ctx: QualityContext, record: TurnRecord, docs: list[str], question: str | None = None,
-            **extra: Any) -> TurnRecord:
-        """Ask one turn in the session and measure it against `docs` (the allowed documents)."""
+            **extra: Any) -> RunDetail:
+        """Ask one turn in the session, measure it into `record` against `docs`; returns the run's record."""
         record.scope_doc_ids = docs
         record.previous = list(self.previous)
         self.ensure_scope(ctx, record, docs, extra.pop("project", None))
@@ -65,7 +66,8 @@ class Conversation:
         measure_turn(ctx, record, run, docs, expected_refusal(ctx.turn))
         self.previous.append({"record_id": ctx.turn.record_id, "question": question or ctx.turn.prompt,
                               "answer": record.answer or ""})
-        return record
+        assert run.detail is not None
+        return run.detail
 
 
 def conversation(driver: CaseDriver) -> None:

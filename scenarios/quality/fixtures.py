@@ -58,8 +58,7 @@ def summary_fixture(driver: CaseDriver) -> None:
                                          "trigger_tokens": SUMMARY_TRIGGER_TOKENS,
                                          "lead_turns": [t.record_id for t in lead]}
             ctx.observe("summary made by the target", record.fixture["summary"])
-            talk.ask(ctx, record, docs)
-        detail = ctx.adapter.run(ctx.a, record.run_id or "")
+            detail = talk.ask(ctx, record, docs)
         used = [m.included_summary_id for m in detail.model_input if m.included_summary_id]
         record.fixture["final_input"] = [m.model_dump() for m in detail.model_input]
         eid = ctx.observe("final model input", {"included_summary_ids": used, "summary_id": summary.summary_id})
@@ -84,8 +83,7 @@ def injection(driver: CaseDriver) -> None:
                                             "copy_file": copy.file, "derivation": copy.derivation,
                                             "project": "isolated (not the library)"}
         talk = Conversation()
-        talk.ask(ctx, record, [doc], project=setup.project_isolated)
-        detail = ctx.adapter.run(ctx.a, record.run_id or "")
+        detail = talk.ask(ctx, record, [doc], project=setup.project_isolated)
         carrying = [c.tool_call_id for c in detail.tool_calls
                     if any(any(m in (h.text or "") for m in INJECTION_MARKS) for h in c.hits)]
         fed = {i for m in detail.model_input for i in m.tool_call_ids}
@@ -110,8 +108,7 @@ def injection(driver: CaseDriver) -> None:
 def _variant(ctx: QualityContext, label: str, docs: list[str], **change: Any) -> dict[str, Any]:
     run_record = ctx.base_record("repeat_same")
     talk = Conversation()
-    talk.ask(ctx, run_record, docs)
-    detail = ctx.adapter.run(ctx.a, run_record.run_id or "")
+    detail = talk.ask(ctx, run_record, docs)
     signatures = ["|".join(h.chunk_id for h in c.hits) for c in detail.tool_calls]
     trace = run_record.metric("traceability")
     return {"variant": label, "change": change, "run_id": run_record.run_id, "state": run_record.state,

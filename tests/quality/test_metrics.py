@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from rig.adapters.models import Citation
 from rig.quality import metrics
 from rig.quality.judge import parse_proposal
 from rig.quality.models import RankedHit
@@ -39,11 +40,11 @@ def test_ndcg_gains_each_paper_once_at_its_first_hit() -> None:
 def test_traceability_fails_a_shifted_page_and_an_out_of_scope_paper() -> None:
     run = [hit(1, "P32", page=3, chunk="c1", text="徽章溢价下降，但仍为正。"), hit(2, "P13", page=2, chunk="c2")]
     allowed = {"doc-P32"}
-    good = metrics.trace({"citation_id": "a", "marker": 1, "doc_id": "doc-P32", "page": 3, "chunk_id": "c1"}, run,
+    good = metrics.trace(Citation(citation_id="a", marker=1, doc_id="doc-P32", page=3, chunk_id="c1"), run,
                          allowed)
-    shifted = metrics.trace({"citation_id": "b", "marker": 1, "doc_id": "doc-P32", "page": 4, "chunk_id": "c1"},
+    shifted = metrics.trace(Citation(citation_id="b", marker=1, doc_id="doc-P32", page=4, chunk_id="c1"),
                             run, allowed)
-    outside = metrics.trace({"citation_id": "c", "marker": 2, "doc_id": "doc-P13", "page": 2, "chunk_id": "c2"},
+    outside = metrics.trace(Citation(citation_id="c", marker=2, doc_id="doc-P13", page=2, chunk_id="c2"),
                             run, allowed)
     assert good.traced and good.in_scope
     assert not shifted.traced and shifted.hit_text  # the quoted text is still known for faithfulness
@@ -59,7 +60,7 @@ def test_traceability_fails_a_shifted_page_and_an_out_of_scope_paper() -> None:
 
 def test_faithfulness_is_the_share_of_sentences_at_or_over_the_overlap_bar() -> None:
     run = [hit(1, "P32", chunk="c1", text="买家保护实施后，徽章溢价下降，但仍为正，徽章仍有信号价值。")]
-    cited = [metrics.trace({"citation_id": "a", "marker": 1, "doc_id": "doc-P32", "page": 1, "chunk_id": "c1"}, run,
+    cited = [metrics.trace(Citation(citation_id="a", marker=1, doc_id="doc-P32", page=1, chunk_id="c1"), run,
                            {"doc-P32"})]
     answer = "根据所选资料：\n买家保护实施后，徽章溢价下降。[1]\n平台利润因此翻了三倍并且全面扩张。[1]"
     m = metrics.faithfulness(answer, cited)
