@@ -63,29 +63,12 @@ def load(
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    from rig.load.session import Finish, Hook
+    from rig.load.extensions import load_extensions
 
-    hooks: list[Hook] = []
-    bands = None
-    if browsers:
-        from rig.browser.load_hook import browser_hook
-
-        hooks.append(browser_hook)
-    prepare: list[Hook] = []
-    finish: list[Finish] = []
-    sections = None
-    if chaos:
-        from chaos.load_hook import ChaosLoad
-
-        try:
-            extension = ChaosLoad(chaos, metrics_port=chaos_metrics_port, metrics_host=metrics_host,
-                                  pushgateway=pushgateway, otlp_endpoint=otlp_endpoint)
-        except RigError as exc:
-            raise fail(exc) from None
-        prepare.append(extension.prepare)
-        hooks.append(extension.during)
-        finish.append(extension.finish)
-        bands, sections = extension.bands, extension.sections
+    try:
+        ext = load_extensions(options, chaos_metrics_port=chaos_metrics_port)
+    except RigError as exc:
+        raise fail(exc) from None
     with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console) as bar:
         task = bar.add_task("starting", total=options.duration_s)
@@ -94,8 +77,8 @@ def load(
             bar.update(task, description=text, completed=done, total=total)
 
         try:
-            result = run_load(options, progress, during=hooks, bands=bands, prepare=prepare, finish=finish,
-                              sections=sections)
+            result = run_load(options, progress, during=ext.during, bands=ext.bands, prepare=ext.prepare,
+                              finish=ext.finish, sections=ext.sections)
         except RigError as exc:
             bar.stop()
             raise fail(exc) from None

@@ -12,8 +12,8 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from rig.evidence import EvidenceStore
-from rig.quality.sheets import build_sheets, sheet_html
-from rig.quality.summary import quality_summary, turn_records
+from rig.quality.sheets import JudgeSheet, sheet_html
+from rig.quality.summary import turn_records
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.data import tcode_rows
 from rig.report.html import html_report, tcode_table
@@ -36,18 +36,14 @@ def _overview(result: PrereleaseResult, numbers: dict[str, Any]) -> str:
 
 
 def prerelease_numbers(result: PrereleaseResult) -> dict[str, Any]:
-    """The headline numbers of each part, from its own store and files (what the report prints)."""
+    """The headline numbers of each part, from its result as read back from its store (what the report prints)."""
     load = result.load.summary
     chaos = load.get("chaos") or {}
     windows = chaos.get("windows") or []
     verdicts: dict[str, int] = {}
     for c in result.gate.data.cases:
         verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
-    store = EvidenceStore(result.quality.run_dir / "evidence.sqlite3")
-    try:
-        q = quality_summary(store)
-    finally:
-        store.close()
+    q = result.quality.summary
     trace = next(m for m in q.metrics if m.name == "traceability")
     recovery = [w.get("recovery_s") for w in windows if w.get("recovery_s") is not None]
     return {
@@ -78,14 +74,13 @@ def write_prerelease_report(result: PrereleaseResult) -> dict[str, Any]:
     try:
         load_html = load_section(load_store, result.load.summary, chaos_bands(load_store))
         records = turn_records(quality_store)
-        q = quality_summary(quality_store)
         quality_tcodes = tcode_table(tcode_rows(quality_store.measures()))
     finally:
         load_store.close()
         quality_store.close()
-    from rig.catalog import load_eval_set
-
-    sheets = build_sheets(records, load_eval_set())
+    q = result.quality.summary
+    written = json.loads((result.quality.run_dir / "judge" / "sheets.json").read_text(encoding="utf-8"))
+    sheets = [JudgeSheet.model_validate(s) for s in written]  # as the quality run wrote them, proposals included
     sheets_html = (f"<p>{len(sheets)} sheets; also as <a href='quality/judge/sheets.csv'>CSV</a> and "
                    f"<a href='quality/judge/sheets.json'>JSON</a>.</p><details><summary>open the sheets</summary>"
                    f"{''.join(sheet_html(s) for s in sheets)}</details>")

@@ -67,9 +67,8 @@ class PrereleaseResult:
 
 def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None) -> PrereleaseResult:
     """Load under chaos, then the gate (judging the load too), then quality; one report at the end."""
-    from chaos.load_hook import ChaosLoad
-    from rig.browser.load_hook import browser_hook
-    from rig.load.session import Finish, Hook, run_load
+    from rig.load.extensions import load_extensions
+    from rig.load.session import run_load
     from rig.prerelease.report import write_prerelease_report
 
     run_dir = options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-demo"
@@ -83,27 +82,21 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
         return lambda text, done, total: progress(name, text, done, total) if progress else None
 
     began = time.monotonic()
-    schedule = ChaosLoad(options.chaos or packaged("chaos.yaml"))
-    hooks: list[Hook] = [schedule.during]
-    if options.browsers:
-        hooks.append(browser_hook)
-    finish: list[Finish] = [schedule.finish]
     load_options = LoadOptions(users=options.users, duration_s=options.duration_s, workers=options.workers,
                                browsers=options.browsers, chaos=options.chaos or packaged("chaos.yaml"),
                                out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
                                think_min_s=options.think_s[0], think_max_s=options.think_s[1],
                                token_delay_ms=options.token_delay_ms)
-    load = run_load(load_options, part("load"), during=hooks, bands=schedule.bands, prepare=[schedule.prepare],
-                    finish=finish, sections=schedule.sections)
+    ext = load_extensions(load_options)
+    load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
+                    finish=ext.finish, sections=ext.sections)
     timings["load"] = time.monotonic() - began
     mark = time.monotonic()
     gate = run_gate(GateOptions(out=run_dir / "gate", policy=policy, load=load.run_dir, cases=options.gate_cases,
-                                browser=options.gate_browser),
-                    lambda text, n, total: progress("gate", text, n, total) if progress else None)
+                                browser=options.gate_browser), part("gate"))
     timings["gate"] = time.monotonic() - mark
     mark = time.monotonic()
-    quality = run_quality(QualityOptions(out=run_dir / "quality", cases=options.quality_cases),
-                          lambda text, n, total: progress("quality", text, n, total) if progress else None)
+    quality = run_quality(QualityOptions(out=run_dir / "quality", cases=options.quality_cases), part("quality"))
     timings["quality"] = time.monotonic() - mark
     timings["total"] = time.monotonic() - began
     result = PrereleaseResult(run_dir, load, gate, quality, timings)

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rig.catalog import eval_set_sha256, load_eval_set
-from rig.catalog.models import EvalSet
+from rig.catalog.models import EvalSet, QualityTurn
 from rig.config import RigConfig, load_config
 from rig.embedded import EmbeddedWorkbench
 from rig.errors import ConfigError
@@ -102,10 +102,10 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         total = sum(len(c.turns) for c in cases)
         counter = {"n": 0}
 
-        def on_turn(key: int, turn: object, verdict: Verdict, reason: str) -> None:
+        def on_turn(key: int, turn: QualityTurn, verdict: Verdict, reason: str) -> None:
             counter["n"] += 1
             if progress:
-                progress(f"{getattr(turn, 'record_id', key)} → {verdict.value}", counter["n"], total)
+                progress(f"{turn.record_id} → {verdict.value}", counter["n"], total)
 
         target_down: str | None = None
         from scenarios.quality import SCENARIOS
@@ -144,7 +144,7 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
     else:
         for e in store.evidence(kind="judge_proposal"):
             proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
-    summary = quality_summary(store)
+    summary = quality_summary(store, records)
     sheets = build_sheets(records, eval_set, proposals)
     write_sheets(run_dir / "judge", sheets)
     (run_dir / "quality.json").write_text(json.dumps(quality_json(summary, records), ensure_ascii=False, indent=2),

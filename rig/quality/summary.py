@@ -57,14 +57,15 @@ def summarize_metric(name: str, records: list[TurnRecord]) -> MetricSummary:
                          minimum=min(values) if values else None, below_bar=below)
 
 
-def quality_summary(store: EvidenceStore) -> QualitySummary:
-    records = turn_records(store)
+def quality_summary(store: EvidenceStore, records: list[TurnRecord] | None = None) -> QualitySummary:
+    """Per-metric results and the decision; pass `records` when they were already read from the store."""
+    records = turn_records(store) if records is None else records
     cases = store.cases()
     verdicts = Counter((c.verdict.value if c.verdict else "running") for c in cases)
     states = Counter(r.state for r in records)
-    for c in cases:
-        if c.verdict is not None and c.verdict.value in ("NOT_RUN", "BLOCKED") and c.case_id not in \
-                {r.key for r in records}:
+    recorded = {r.key for r in records}
+    for c in cases:  # turns stopped before they had a record (BLOCKED, NOT_RUN) count by their verdict
+        if c.verdict is not None and c.verdict.value in ("NOT_RUN", "BLOCKED") and c.case_id not in recorded:
             states[c.verdict.value] += 1
     summaries = [summarize_metric(n, records) for n in METRICS]
     return QualitySummary(turns=len(cases), states=dict(states), verdicts=dict(verdicts), metrics=summaries,

@@ -32,7 +32,8 @@ def quality_section(summary: QualitySummary, records: list[TurnRecord], sheets_h
         f"<td class=num>{_v(m.mean)}</td><td class=num>{_v(m.minimum)}</td>"
         f"<td>{escape(', '.join(m.below_bar[:10]) or '-')}</td></tr>" for m in summary.metrics)
     states = ", ".join(f"{escape(k)} {v}" for k, v in sorted(summary.states.items(), key=lambda kv: -kv[1]))
-    verdicts = " ".join(f"{chip(Verdict(k))} {v}" for k, v in summary.verdicts.items() if k in Verdict._value2member_map_)
+    known = {v.value for v in Verdict}  # a turn still running (a crashed run) has no verdict to show
+    verdicts = " ".join(f"{chip(Verdict(k))} {v}" for k, v in summary.verdicts.items() if k in known)
     rows = "".join(
         f"<tr><td><a href='{escape(sheets_href)}#{escape(r.record_id)}'>{escape(r.record_id)}</a></td>"
         f"<td>{escape(r.name)}</td><td>{escape(r.kind)}</td><td>{escape(r.state)}</td>"
