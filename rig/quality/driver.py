@@ -92,6 +92,10 @@ class CaseDriver:
                 ctx.item("rig", Verdict.U, f"unexpected {type(exc).__name__}: {exc}")
                 stop = f"turn {turn.turn} did not complete"
             finally:
+                try:
+                    ctx.reset_chaos(self.chaos_defaults)  # faults and settings a fixture changed, as the gate does
+                except RigError:
+                    pass
                 ctx.close()
                 verdict, reason = aggregate(ctx.items)
                 if span is not None:
@@ -111,8 +115,6 @@ class CaseDriver:
                 scenario(self)
             except TurnStopped as exc:
                 reason = f"not run: {exc}"
-            finally:
-                self._reset_chaos()
         for index, (key, turn) in enumerate(self.case.turns):
             if index in self.finished:
                 continue
@@ -122,14 +124,3 @@ class CaseDriver:
             self.store.end_case(1, key, Verdict.NOT_RUN, why)
             if self.on_turn:
                 self.on_turn(key, turn, Verdict.NOT_RUN, why)
-
-    def _reset_chaos(self) -> None:
-        """Faults and settings a fixture changed are cleared, so the next case sees the default target."""
-        if not self.target.caps.chaos:
-            return
-        try:
-            self.target.adapter.chaos("DELETE", "faults")
-            if self.chaos_defaults:
-                self.target.adapter.chaos("PUT", "settings", self.chaos_defaults)
-        except RigError:
-            pass
