@@ -67,9 +67,8 @@ def trace(citation: Citation, run_hits: list[RankedHit], allowed_docs: set[str])
         text_of = match or next((h for h in run_hits if h.chunk_id == chunk), None)  # the text it quotes
     else:  # a whole-file citation: any hit of that document
         match = text_of = next((h for h in run_hits if h.doc_id == doc), None)
-    return CitedSource(citation_id=citation.citation_id, marker=citation.marker, doc_id=doc,
-                       paper_id=citation.paper_id, page=page, chunk_id=chunk, quote=citation.quote,
-                       traced=match is not None, in_scope=doc in allowed_docs, hit_text=text_of.text if text_of else "")
+    return CitedSource(**citation.model_dump(), traced=match is not None, in_scope=doc in allowed_docs,
+                       hit_text=text_of.text if text_of else "")
 
 
 def traceability(cited: list[CitedSource], *, refused: bool = False) -> Metric:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rig.adapters.models import Citation
 from rig.verdict import Verdict
 
 TurnKind = Literal["direct_tool", "conversation", "summary_fixture", "injection", "repeat_same"]
@@ -27,16 +28,9 @@ class RankedHit(BaseModel):
     text: str = ""
 
 
-class CitedSource(BaseModel):
-    """A citation of the answer, checked against this run's hits and the turn's allowed papers."""
+class CitedSource(Citation):
+    """A citation of the answer (as the target saved it), checked against this run's hits and allowed papers."""
 
-    citation_id: str
-    marker: int | None = None
-    doc_id: str
-    paper_id: str | None = None
-    page: int | None = None
-    chunk_id: str | None = None
-    quote: str = ""
     traced: bool  # points to a hit this run retrieved (same document, page and chunk)
     in_scope: bool  # points to an allowed paper of the turn
     hit_text: str = ""  # the text of the hit with its chunk id ("" when the run returned no such chunk)
