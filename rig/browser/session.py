@@ -23,6 +23,7 @@ from rig.browser.driver import BrowserTurn, BrowserUser
 from rig.browser.kit import turn_measures
 from rig.browser.selectors import SelectorMap
 from rig.evidence import EvidenceStore
+from rig.waiting import wait_until
 
 
 class BrowserPlan(BaseModel):
@@ -91,19 +92,21 @@ async def drive_users(browser: Any, selectors: SelectorMap, plan: BrowserPlan, p
     began = time.monotonic()
     deadline = began + plan.deadline_s
 
-    async def one(index: int) -> None:
+    async def session(index: int, first: int) -> int:
+        """One browser session: open, log in, ask from turn `first` on; returns the turns it did."""
         user: BrowserUser | None = None
+        done = 0
         try:
             user = await BrowserUser.open(browser, plan.base_url, selectors)
             if not await user.login(plan.username, password):
-                result.errors.append(f"user {index}: login refused")
-                return
+                raise LoginRefused("login refused")
             await user.start_session(plan.doc_ids, plan.project_id, by_doc_id=True)
-            for n in range(plan.turns):
+            for n in range(first, plan.turns):
                 if time.monotonic() > deadline:
                     break
                 question = plan.questions[(index + n) % len(plan.questions)]
                 turn = await user.ask(question, timeout_s=max(5.0, deadline - time.monotonic()))
+                done += 1
                 record = await asyncio.to_thread(_with_server, adapter, auth, index, turn)
                 result.records.append(record)
                 if store is not None:
@@ -114,15 +117,54 @@ async def drive_users(browser: Any, selectors: SelectorMap, plan: BrowserPlan, p
                     result.rss_peak_mb = max(result.rss_peak_mb, rss())
                 if plan.think_s:
                     await asyncio.sleep(plan.think_s)
-        except Exception as exc:  # one user's failure is recorded; the others go on
-            result.errors.append(f"user {index}: {type(exc).__name__}: {str(exc)[:300]}")
+            return done
+        except Exception as exc:
+            raise _SessionEnded(done) from exc
         finally:
             if user is not None:
                 await user.close()
 
+    async def one(index: int) -> None:
+        """A user's sessions: after the target went away (a restart), a new one once it is ready again."""
+        turns = 0
+        for _ in range(MAX_SESSIONS):
+            if time.monotonic() > deadline:
+                return
+            try:
+                turns += await session(index, turns)
+                return
+            except _SessionEnded as ended:
+                turns += ended.done
+                exc = ended.__cause__ or ended
+                result.errors.append(f"user {index}: {type(exc).__name__}: {str(exc)[:300]}")
+                if isinstance(exc, LoginRefused) or not await _target_went_away(adapter, exc, deadline):
+                    return  # the flow itself broke: one user's failure is recorded; the others go on
+
     await asyncio.gather(*(one(i) for i in range(plan.users)))
     result.wall_s = time.monotonic() - began
     return result
+
+
+MAX_SESSIONS = 5  # a user reopens at most this often after the target went away
+
+
+class LoginRefused(Exception):
+    """The target answered the login form with a refusal."""
+
+
+class _SessionEnded(Exception):
+    def __init__(self, done: int) -> None:
+        super().__init__(f"session ended after {done} turn(s)")
+        self.done = done
+
+
+async def _target_went_away(adapter: Adapter, exc: BaseException, deadline: float) -> bool:
+    """True when the failure was the target being unreachable and it is ready again before the deadline."""
+    unreachable = "net::ERR_" in str(exc) or not await asyncio.to_thread(adapter.ready)
+    if not unreachable:
+        return False
+    back = await asyncio.to_thread(lambda: wait_until(adapter.ready, max(0.0, deadline - time.monotonic()), 0.2))
+    return bool(back)
 
 
 def _with_server(adapter: Adapter, auth: Auth, index: int, turn: BrowserTurn) -> TurnRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from rig.browser.selectors import load_selectors
 from rig.browser.session import BrowserPlan, drive_users
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from tests.conftest import LiveWorkbench
+from tests.conftest import Corpus, LiveWorkbench, start_workbench
 
 pytestmark = pytest.mark.browser
 SEL = load_selectors()
@@ -86,6 +87,25 @@ def test_browser_first_answer_is_after_the_servers_first_token(host: BrowserHost
     browser_t4 = [m for m in store.measures("T4") if m.source == "browser"]
     assert len(browser_t4) == 6 and {m.run_id for m in browser_t4} == {r.turn.run_id for r in result.records}
     store.close()
+
+
+def test_a_browser_user_that_finds_the_target_down_starts_again_once_it_is_back(
+        host: BrowserHost, corpus: Corpus, tmp_path: Path) -> None:
+    """The target is killed before the user opens its page and restarted 3 s later (a restart under chaos)."""
+    own = start_workbench(tmp_path / "wb", corpus, include_variants=False)
+    try:
+        plan = BrowserPlan(base_url=own.url, username=own.a.username, project_id=own.corpus.project_id,
+                           doc_ids=[own.corpus.doc("P32")], questions=["2.9%指什么？"], users=1, turns=2,
+                           deadline_s=60)
+        own.target.kill()
+        back = threading.Timer(3.0, own.target.start)
+        back.start()
+        result = host.call(drive_users(host.browser, SEL, plan, own.a.password, own.adapter, own.auth_a))
+        back.join()
+        assert result.errors and all("ERR_CONNECTION_REFUSED" in e for e in result.errors), result.errors
+        assert len(result.records) == 2 and all(r.turn.state == "completed" for r in result.records)
+    finally:
+        own.target.stop()
 
 
 def test_a_broken_selector_map_is_a_config_error(tmp_path: Path) -> None:
