@@ -1,0 +1,57 @@
+"""The rig's Prometheus schema (names from the design) and how a measured row lands in it.
+
+`rig_t_seconds{code,scenario,source}` holds the timed T-code rows a threshold reads (each code's headline
+rows, `rig.measure.aggregate.counts_for_headline`: T7 its execution time, T2 its tool calls, no end
+without a body), so a dashboard's `T7` is the policy's `T7`; T8 rows count runs by state and reason, T12
+tokens by direction and source, T13 cost as actual or estimated; the rig's own `error` rows count
+failures by reason. Units are in the names; no ids are labels.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from rig.evidence import Measure
+from rig.measure.aggregate import counts_for_headline
+from rig.measure.tcodes import is_tcode
+
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class RigMetrics:
+    """The rig's metrics, on a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.t_seconds = Histogram("rig_t_seconds", "T-code timings", ["code", "scenario", "source"], registry=r,
+                                   buckets=BUCKETS)
+        self.send_lag = Histogram("rig_send_lag_seconds", "Scheduled → actual send (open-loop arrivals)",
+                                  ["scenario"], registry=r, buckets=BUCKETS)
+        self.tokens = Counter("rig_tokens", "Tokens of completed runs", ["direction", "kind"], registry=r)
+        self.cost = Counter("rig_cost_usd", "Cost of runs (actual only where a provider reported it)", ["kind"],
+                            registry=r)
+        self.runs = Counter("rig_runs", "Runs ended, by state and reason", ["state", "reason"], registry=r)
+        self.errors = Counter("rig_errors", "Requests and runs that failed, by reason", ["reason"], registry=r)
+        self.users = Gauge("rig_users", "Simulated users running", registry=r)
+        self.workers = Gauge("rig_workers", "Locust workers connected", registry=r)
+        self.target_cpu = Gauge("rig_target_cpu_ratio", "Target CPU use (cores busy), sampled", registry=r)
+        self.target_rss = Gauge("rig_target_memory_bytes", "Target resident memory, sampled", registry=r)
+
+    def observe(self, m: Measure) -> None:
+        """Count one measured row in the metric its code belongs to (rows of other kinds are not exported)."""
+        scenario = m.scenario or ""
+        if m.unit == "ms" and is_tcode(m.code):
+            if counts_for_headline(m):
+                self.t_seconds.labels(m.code, scenario, m.source).observe(m.value / 1000.0)
+        elif m.code == "send_lag":
+            self.send_lag.labels(scenario).observe(m.value / 1000.0)
+        elif m.code == "T8" and m.label and not m.label.startswith(("ingest:", "refused/")):
+            state, _, reason = m.label.partition("/")
+            self.runs.labels(state, reason).inc(m.value)
+        elif m.code == "T12" and m.unit == "tokens" and m.label in ("input", "output"):
+            self.tokens.labels(m.label, m.source).inc(m.value)
+        elif m.code == "T13" and m.unit == "usd":
+            self.cost.labels("actual" if m.source == "actual" else "estimated").inc(m.value)
+        elif m.code == "error":
+            self.errors.labels(m.label or "unknown").inc(m.value)

@@ -1,0 +1,81 @@
+"""A run as the rig observed it: events with client receive times, the run record, and its end.
+
+Client times count from the submit (the client clock just before the request was written), or from the
+scheduled send when the run had an arrival schedule. `rig.measure.derive.run_measures` turns a transcript
+into T-code rows; every workload reads runs into this one shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rig.adapters.models import Event, RunDetail, TerminalEvent, TokenEvent
+from rig.evidence import Measure
+from rig.measure.tcodes import TCode
+
+
+class RunTranscript(BaseModel):
+    run_id: str
+    session_id: str | None = None
+    question: str = ""
+    revision: bool = False
+    end_code: TCode | None = None  # the code of the run's end time (T5, T6 for a revision, T9 for a resume)
+    submit_ns: int
+    accepted_ns: int = 0
+    scheduled_ns: int | None = None
+    events: list[Event] = Field(default_factory=list)
+    detail: RunDetail | None = None
+    end_ns: int | None = None
+    error: str | None = None  # why the stream ended without a terminal event, when it did
+
+    @property
+    def terminal(self) -> TerminalEvent | None:
+        last = self.events[-1] if self.events else None
+        return last if isinstance(last, TerminalEvent) else None
+
+    @property
+    def answer(self) -> str:
+        return "".join(e.text for e in self.events if isinstance(e, TokenEvent) and e.kind == "answer")
+
+    @property
+    def origin_ns(self) -> int:
+        """Where client times count from: the scheduled send when there was a schedule, else the submit."""
+        return self.scheduled_ns if self.scheduled_ns is not None else self.submit_ns
+
+    @property
+    def end(self) -> TCode:
+        """The code of this run's end time."""
+        return self.end_code or (TCode.T6 if self.revision else TCode.T5)
+
+    def first(self, name: str) -> Event | None:
+        return next((e for e in self.events if e.event == name), None)
+
+    def first_token(self) -> TokenEvent | None:
+        return next((e for e in self.events if isinstance(e, TokenEvent)), None)
+
+    def first_answer_token(self) -> TokenEvent | None:
+        return next((e for e in self.events if isinstance(e, TokenEvent) and e.kind == "answer"), None)
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Events with client (ms after submit) and server times side by side, tokens folded."""
+        out: list[dict[str, Any]] = []
+        tokens = 0
+        for e in self.events:
+            if isinstance(e, TokenEvent):
+                tokens += 1
+                if tokens > 1:
+                    continue
+            out.append({"id": e.id, "event": e.event, "client_ms": round((e.recv_ns - self.submit_ns) / 1e6, 3),
+                        "server_ts_ms": e.server_ts_ms,
+                        "data": {k: v for k, v in e.data.items() if k not in ("ts_ms", "text")}})
+        if tokens > 1:
+            out.append({"event": "token", "count": tokens})
+        return out
+
+    def measures(self, scenario: str | None = None) -> list[Measure]:
+        """Every T-code this run supports (client and server sources kept apart)."""
+        from rig.measure.derive import run_measures
+
+        return run_measures(self, scenario)
