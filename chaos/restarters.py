@@ -1,4 +1,4 @@
-"""Restarters for chaos: the local process and a plain command (from `rig.restart`), and docker containers.
+"""Restarters for chaos: the local process and a plain command (from `rig.target.restart`), and docker containers.
 
 Each restarter takes a vocabulary mode — kill (SIGKILL), term (SIGTERM), restart, stop_start — waits
 until the target's readiness URL answers 200, and returns what it did with its timings.
@@ -9,16 +9,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rig.embedded import wait_ready
 from rig.errors import ConfigError, RigError
-from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
+from rig.target.readiness import wait_ready
+from rig.target.restart import CommandRestarter, LocalProcessRestarter, Restarter
 
 
 class DockerRestarter:
     """A container, through the docker SDK (`pip install 'rig[dist]'`): restart, kill + start, stop + start."""
 
-    def __init__(self, container: str, base_url: str, timeout_s: float = 120.0, client: Any = None) -> None:
+    def __init__(self, container: str, base_url: str, timeout_s: float = 120.0, client: Any = None,
+                 ready_path: str = "/readyz") -> None:
         self.container = container
+        self.ready_path = ready_path
         self.base_url = base_url
         self.timeout_s = timeout_s
         self._client = client
@@ -53,7 +55,7 @@ class DockerRestarter:
         else:
             container.restart(timeout=30)
         down_s = time.monotonic() - began
-        wait_ready(self.base_url, self.timeout_s)
+        wait_ready(self.base_url, self.timeout_s, path=self.ready_path)
         return {"kind": "docker", "container": self.container, "mode": mode, "down_s": round(down_s, 3),
                 "ready_s": round(time.monotonic() - began, 3)}
 

@@ -1,12 +1,12 @@
 """rig: a load and reliability test rig for LLM literature assistants.
 
-What a user imports: the adapter interface and its typed models, the verdicts, the evidence store,
-the gate runner and policy, the embedded reference target, and the catalog of the eval set.
+What a user imports: the adapter interface and its transport, the verdicts, the evidence store, the
+T-codes and a run's transcript, the gate runner and policy, connecting to a target (the embedded
+reference target by default), and the catalog of the eval set.
 """
 
-from rig.adapters import Adapter, Capabilities, WorkbenchAdapter
+from rig.adapters import Adapter, Capabilities, HttpxTransport, Transport, WorkbenchAdapter
 from rig.catalog import EvalSet, load_eval_set
-from rig.embedded import EmbeddedWorkbench
 from rig.errors import (
     CapabilityMissing,
     ConfigError,
@@ -20,13 +20,17 @@ from rig.errors import (
 )
 from rig.evidence import EvidenceStore, Measure
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.measure.tcodes import TCode
+from rig.measure.transcript import RunTranscript
 from rig.policy import Decision, Policy, decide_gate, load_policy
-from rig.transcript import RunTranscript
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.open import Connection, connect
 from rig.verdict import Item, Verdict, aggregate
 
 __all__ = [
-    "Adapter", "Capabilities", "CapabilityMissing", "ConfigError", "Decision", "EmbeddedWorkbench", "EvalSet",
-    "EvidenceError", "EvidenceStore", "FixtureError", "GateOptions", "GateResult", "Item", "Measure", "Policy",
-    "RigError", "RunTranscript", "TargetError", "TargetHTTPError", "TargetProtocolError", "TargetUnreachable",
-    "Verdict", "WorkbenchAdapter", "aggregate", "decide_gate", "load_eval_set", "load_policy", "run_gate",
+    "Adapter", "Capabilities", "CapabilityMissing", "ConfigError", "Connection", "Decision", "EmbeddedWorkbench",
+    "EvalSet", "EvidenceError", "EvidenceStore", "FixtureError", "GateOptions", "GateResult", "HttpxTransport", "Item",
+    "Measure", "Policy", "RigError", "RunTranscript", "TCode", "TargetError", "TargetHTTPError", "TargetProtocolError",
+    "TargetUnreachable", "Transport", "Verdict", "WorkbenchAdapter", "aggregate", "connect", "decide_gate",
+    "load_eval_set", "load_policy", "run_gate",
 ]

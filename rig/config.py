@@ -48,7 +48,7 @@ class TargetConfig(_Strict):
     restart_cmd: str | None = None
     docker_container: str | None = None  # chaos restarts through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
-    slots_metric: str = "workbench_run_slots_in_use"
+    slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
 
     def chaos_token(self) -> str | None:
         return os.environ.get(self.chaos_token_env) if self.chaos_token_env else None

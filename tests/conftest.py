@@ -11,8 +11,8 @@ import pytest
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import Auth
 from rig.corpus_load import LoadedCorpus, load_corpus
-from rig.embedded import Account, EmbeddedWorkbench
 from rig.fixtures import CorpusManifest, ensure_corpus
+from rig.target.embedded import Account, EmbeddedWorkbench
 
 CHAOS_TOKEN = "test-chaos-token"
 

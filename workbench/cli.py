@@ -57,15 +57,30 @@ def serve(
 
 @user_app.command("add")
 def user_add(
-    name: Annotated[str, typer.Argument(help="User name.")],
-    password: Annotated[str, typer.Option(help="Password (stored as a scrypt hash).")],
+    names: Annotated[list[str], typer.Argument(help="User name(s).")],
     data: Annotated[Path, typer.Option(help="Data directory.")],
+    password: Annotated[str | None, typer.Option(
+        help="Password of a single user (stored as a scrypt hash). Without it, one password per name is read "
+             "from standard input, a line each, so no password shows in the process list.")] = None,
 ) -> None:
-    """Create an account (or reset its password)."""
+    """Create accounts (or reset their passwords); prints each user id."""
+    import sys
+
     from workbench.accounts import add_user
 
-    user_id = add_user(data, name, password)
-    typer.echo(user_id)
+    if password is not None:
+        if len(names) != 1:
+            typer.echo("error: --password sets one user's password; give one name, or pass passwords on stdin",
+                       err=True)
+            raise typer.Exit(2)
+        passwords = [password]
+    else:
+        passwords = [line.rstrip("\r\n") for line in sys.stdin.readlines()]
+        if len(passwords) != len(names) or not all(passwords):
+            typer.echo(f"error: {len(names)} name(s) but {len(passwords)} password line(s) on stdin", err=True)
+            raise typer.Exit(2)
+    for name, secret in zip(names, passwords, strict=True):
+        typer.echo(add_user(data, name, secret))
 
 
 @app.command()

@@ -6,10 +6,12 @@ import importlib
 
 from rig.adapters.base import Adapter, Exchange, Recorder
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.transport import HttpxTransport, Reply, StreamReply, Transport, TransportError
 from rig.adapters.workbench import WorkbenchAdapter
 from rig.errors import ConfigError
 
-__all__ = ["Adapter", "Capabilities", "Exchange", "Recorder", "WorkbenchAdapter", "load_adapter_class"]
+__all__ = ["Adapter", "Capabilities", "Exchange", "HttpxTransport", "Recorder", "Reply", "StreamReply", "Transport",
+           "TransportError", "WorkbenchAdapter", "load_adapter_class"]
 
 
 def load_adapter_class(spec: str) -> type[Adapter]:

@@ -7,11 +7,13 @@ Operations a target lacks raise `CapabilityMissing`; `capabilities()` declares t
 
 from __future__ import annotations
 
+import json as _json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.models import (
@@ -33,7 +35,10 @@ from rig.adapters.models import (
     Submitted,
     Uploaded,
 )
-from rig.errors import CapabilityMissing
+from rig.adapters.transport import HttpxTransport, Reply, Transport, TransportError
+from rig.clock import now_ns
+from rig.errors import CapabilityMissing, TargetHTTPError, TargetProtocolError, TargetUnreachable
+from rig.measure.sse import RawEvent, read_events
 
 
 @dataclass(frozen=True)
@@ -55,21 +60,103 @@ Recorder = Callable[[Exchange], None]
 
 
 class Adapter(ABC):
-    """Operations of a literature workbench; subclass per target family."""
+    """Operations of a literature workbench; subclass per target family.
+
+    The base class owns the transport and the request helpers every adapter needs: `request()` sends one
+    request through the transport, records the exchange for the evidence store and translates failures
+    into the rig's errors (`TargetUnreachable`, `TargetHTTPError`); `sse()` reads an event stream with
+    the rig's one SSE reader. A subclass maps its target's API onto the operations below.
+    """
 
     base_url: str
 
-    def __init__(self) -> None:
+    def __init__(self, base_url: str = "", *, transport: Transport | None = None, timeout_s: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
         self.recorders: list[Recorder] = []
+        self.transport: Transport = transport or HttpxTransport(self.base_url, timeout_s)
 
     @classmethod
-    def connect(cls, base_url: str, *, chaos_token: str | None = None) -> Adapter:
-        """Build the adapter for a target URL (what `--adapter package.module:Class` calls)."""
-        return cls(base_url, chaos_token=chaos_token)  # type: ignore[call-arg]
+    def connect(cls, base_url: str, *, chaos_token: str | None = None, transport: Transport | None = None) -> Adapter:
+        """Build the adapter for a target URL (what `target.adapter` in rig.yaml names); `transport` is how its
+        requests go out (Locust's client under load, httpx otherwise)."""
+        return cls(base_url, chaos_token=chaos_token, transport=transport)  # type: ignore[call-arg]
 
     def record(self, exchange: Exchange) -> None:
         for recorder in self.recorders:
             recorder(exchange)
+
+    # -- requests ----------------------------------------------------------------------------------------------
+    def auth_headers(self, auth: Auth | None) -> dict[str, str]:
+        """How an account's identity travels (a bearer token by default)."""
+        return {"authorization": f"Bearer {auth.token}"} if auth is not None else {}
+
+    def request(self, auth: Auth | None, method: str, path: str, *, op: str | None = None,
+                raise_for_status: bool = True, headers: dict[str, str] | None = None, json: Any = None,
+                params: dict[str, Any] | None = None, content: bytes | None = None,
+                content_type: str | None = None, record_body: Any = None) -> Reply:
+        """Send one request as `auth`; record the exchange; raise TargetHTTPError on a 4xx/5xx unless told not to.
+
+        `op` names the operation (it groups requests in load statistics); `record_body` is what the evidence
+        keeps of a body that is not JSON (for example the names of uploaded files).
+        """
+        hdrs = {**self.auth_headers(auth), **(headers or {})}
+        body = content
+        if json is not None:
+            body = _json.dumps(json, ensure_ascii=False).encode()
+            hdrs.setdefault("content-type", "application/json")
+        elif content_type:
+            hdrs["content-type"] = content_type
+        if params:
+            query = urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
+            path = f"{path}?{query}" if query else path
+        name = op or f"{method} {path}"
+        account = auth.username if auth else None
+        sent = now_ns()
+        try:
+            reply = self.transport.send(method, path, op=name, headers=hdrs, body=body)
+        except TransportError as exc:
+            if self.recorders:
+                self.record(Exchange(method, path, None, json if json is not None else record_body, None, sent,
+                                     now_ns(), account, error=str(exc)))
+            raise TargetUnreachable(self.base_url, str(exc)) from None
+        if self.recorders:
+            self.record(Exchange(method, path, reply.status_code, json if json is not None else record_body,
+                                 reply_body(reply), sent, now_ns(), account))
+        if raise_for_status and reply.status_code >= 400:
+            raise self.http_error(method, path, reply)
+        return reply
+
+    def json(self, auth: Auth | None, method: str, path: str, **kwargs: Any) -> Any:
+        """`request()` and its JSON body; a body that is not JSON is a protocol error."""
+        reply = self.request(auth, method, path, **kwargs)
+        try:
+            return reply.json()
+        except ValueError:
+            raise TargetProtocolError(f"{method} {path}: expected JSON, got {reply.text[:120]!r}") from None
+
+    def http_error(self, method: str, path: str, reply: Reply) -> TargetHTTPError:
+        """The rig's error for a refused request (reads `{"error": {code, message, details}}` when present)."""
+        code = message = None
+        details: Any = None
+        try:
+            err = reply.json().get("error", {})
+            code, message, details = err.get("code"), err.get("message"), err.get("details")
+        except (ValueError, AttributeError):
+            message = reply.text[:200]
+        return TargetHTTPError(method, path, reply.status_code, code, message or reply.reason, details)
+
+    def sse(self, auth: Auth | None, path: str, *, op: str, headers: dict[str, str] | None = None,
+            timeout_s: float = 120.0) -> Iterator[RawEvent]:
+        """The events of an SSE stream, each stamped when it arrived; a broken stream is TargetUnreachable."""
+        hdrs = {**self.auth_headers(auth), "accept": "text/event-stream", **(headers or {})}
+        try:
+            with self.transport.stream("GET", path, op=op, headers=hdrs, timeout_s=timeout_s) as reply:
+                if reply.status_code >= 400:
+                    raise self.http_error("GET", path, Reply(reply.status_code, reply.headers, reply.read(),
+                                                             reply.reason))
+                yield from read_events(reply.chunks())
+        except TransportError as exc:
+            raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
 
     @abstractmethod
     def capabilities(self) -> Capabilities: ...
@@ -167,5 +254,19 @@ class Adapter(ABC):
     def metrics_text(self) -> str:
         return ""
 
-    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+    def close(self) -> None:
         """Release connections."""
+        self.transport.close()
+
+
+def reply_body(reply: Reply) -> Any:
+    """What the evidence keeps of an answer's body: JSON as JSON, text clipped, anything else by size."""
+    ctype = reply.content_type
+    if "json" in ctype:
+        try:
+            return reply.json()
+        except ValueError:
+            return reply.text[:2000]
+    if ctype.startswith("text/") and "event-stream" not in ctype:
+        return reply.text[:4000]
+    return {"bytes": len(reply.content), "content_type": ctype}

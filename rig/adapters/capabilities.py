@@ -32,6 +32,7 @@ class Capabilities(BaseModel):
     page_text: bool = True
     version: str | None = None  # the target's own version, when it says
     download: bool = True
+    slots_metric: str | None = None  # the gauge of run slots in use on the target's /metrics, when it has one
 
     def missing(self, *names: str) -> list[str]:
         """Names (as `field` or `field=variant`) that are not offered."""

@@ -12,6 +12,8 @@ from rig.browser.driver import BrowserTurn, BrowserUser
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import SelectorMap
 from rig.evidence import Measure
+from rig.measure.derive import browser_measures
+from rig.plugins import load_scenario_packs
 
 if TYPE_CHECKING:
     from rig.gate.context import CaseContext
@@ -29,8 +31,8 @@ def browser_step(case_id: int) -> Callable[[BrowserStep], BrowserStep]:
 
 
 def browser_steps() -> dict[int, BrowserStep]:
-    import scenarios.browser.cases  # noqa: F401  (registers the steps)
-
+    """Every registered browser half, loading the scenario packs on first use."""
+    load_scenario_packs()
     return dict(_STEPS)
 
 
@@ -66,10 +68,7 @@ class BrowserKit:
 
 
 def turn_measures(turn: BrowserTurn, server_first_token_ms: float | None, scenario: str) -> list[Measure]:
-    """Browser T3/T4/T5 (from the click on send) and, where the server stamped it, browser T4 − server T4."""
-    out = [Measure(code=code, source="browser", value=value, run_id=turn.run_id, scenario=scenario, ts_ms=turn.send_ms)
-           for code, value in (("T3", turn.t3), ("T4", turn.t4), ("T5", turn.t5)) if value is not None]
-    if server_first_token_ms is not None and turn.answer_ms is not None:
-        out.append(Measure(code="T4_browser_minus_server", source="browser", value=turn.answer_ms - server_first_token_ms,
-                           run_id=turn.run_id, scenario=scenario, ts_ms=turn.send_ms))
-    return out
+    """Browser T3/T4/T5 of one turn (from the click on send) and, where the server stamped it, browser T4 −
+    server T4 (`rig.measure.derive.browser_measures`)."""
+    return browser_measures(turn.run_id, turn.send_ms, turn.t3, turn.t4, turn.t5, server_first_token_ms,
+                            turn.answer_ms, scenario)

@@ -18,7 +18,8 @@ def browser_hook(ctx: LoadContext) -> None:
     """Start the browser worker for the load run's duration; its log and summary go to the run directory."""
     name = ctx.plan.usernames[0]
     papers = ctx.plan.paper_sets[0]
-    plan = BrowserPlan(base_url=ctx.plan.target_url, username=name, project_id=ctx.plan.project_by_user[name],
+    plan = BrowserPlan(base_url=ctx.plan.target_url, adapter=ctx.plan.adapter, username=name,
+                       project_id=ctx.plan.project_by_user[name],
                        doc_ids=papers.doc_ids, questions=[q for s in ctx.plan.paper_sets for q in s.questions][:20],
                        users=ctx.options.browsers, turns=10**6, deadline_s=float(ctx.options.duration_s),
                        think_s=ctx.options.think_min_s, scenario="browser")

@@ -8,22 +8,21 @@ Sets up an account and a project with P32 (and P13) on the embedded workbench, o
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from rig.adapters import WorkbenchAdapter
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import load_selectors
 from rig.browser.session import BrowserPlan, BrowserRunResult, drive_users
 from rig.config import load_config
 from rig.corpus_load import load_corpus
-from rig.embedded import EmbeddedWorkbench
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.redact import Redactor
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.open import Connection, connect
 
 QUESTIONS = ["2.9%指什么？", "请查清买家保护与徽章关系并给依据。", "这篇论文的样本来自哪里？",
              "What did the buyer protection program change?"]
@@ -46,26 +45,24 @@ def run_browser(options: BrowserRunOptions) -> tuple[dict[str, object], BrowserR
     selectors = load_selectors(options.selectors)
     redactor = Redactor()
     store = EvidenceStore(options.out / "evidence.sqlite3", redactor)
-    target: EmbeddedWorkbench | None = None
+    config = load_config(options.config) if options.config else None
+    if config and options.target:
+        config.target.url = options.target
+    extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+    conn: Connection | None = None
+    started: list[EmbeddedWorkbench] = []
     try:
-        if options.config is None:
-            extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
-            target = EmbeddedWorkbench(options.out / "target", chaos_token=secrets.token_urlsafe(16), extra_args=extra)
-            target.start()
-            account = target.add_account("browser")
-            username, password, url = account.username, account.password, target.url
-        else:
-            config = load_config(options.config)
-            url = options.target or config.target.url
-            username, password = config.accounts["a"].username, config.accounts["a"].resolve_password()
-        redactor.add(password)
-        adapter = WorkbenchAdapter(url)
+        conn = connect(config, options.out / "target", redactor, accounts={"a": "browser"}, extra_args=extra,
+                       started=started)
+        adapter, url = conn.adapter, conn.adapter.base_url
+        username, password = conn.usernames["a"], conn.passwords["a"]
         auth = adapter.login(username, password)
         redactor.add(auth.token)
         corpus_dir, manifest = ensure_corpus()
         project = adapter.create_project(auth, f"rig browser {time.time_ns()}")
         loaded = load_corpus(adapter, auth, project, corpus_dir, manifest, only=["P32"])
-        plan = BrowserPlan(base_url=url, username=username, project_id=project, doc_ids=[loaded.doc("P32")],
+        plan = BrowserPlan(base_url=url, adapter=conn.adapter_spec, username=username, project_id=project,
+                           doc_ids=[loaded.doc("P32")],
                            questions=QUESTIONS, users=options.users, turns=options.turns,
                            deadline_s=options.deadline_s)
         with BrowserHost() as host:
@@ -79,5 +76,7 @@ def run_browser(options: BrowserRunOptions) -> tuple[dict[str, object], BrowserR
         return summary, result
     finally:
         store.close()
-        if target is not None:
+        if conn is not None:
+            conn.close()
+        for target in started:
             target.stop()

@@ -30,6 +30,7 @@ class BrowserPlan(BaseModel):
     """What each browser user does: log in, open a session on `doc_ids`, ask `turns` questions."""
 
     base_url: str
+    adapter: str = "rig.adapters:WorkbenchAdapter"  # how the worker process reads run records (`package.module:Class`)
     username: str
     project_id: str
     doc_ids: list[str]

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from rig.adapters import WorkbenchAdapter
+from rig.adapters import load_adapter_class
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import load_selectors
 from rig.browser.session import BrowserPlan, drive_users
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     redactor = Redactor()
     redactor.add(password)
     store = EvidenceStore(Path(argv[0]), redactor)
-    adapter = WorkbenchAdapter(plan.base_url)
+    adapter = load_adapter_class(plan.adapter).connect(plan.base_url)
     try:
         auth = adapter.login(plan.username, password)
         redactor.add(auth.token)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from rig.adapters.models import CitationEvent, TokenEvent
 from rig.cli.console import console, fail, progress_bar
+from rig.clock import now_ns
+from rig.corpus_load import load_corpus
 from rig.errors import RigError
+from rig.fixtures import CorpusManifest
+from rig.measure.derive import run_measures
+from rig.measure.transcript import RunTranscript
+from rig.target.open import Connection
 
 DEMO_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 
@@ -24,59 +29,59 @@ def ask(
     data: Annotated[Path | None, typer.Option(help="Workbench data directory (default: temporary).")] = None,
 ) -> None:
     """Build fixtures, start the workbench, seed accounts A and B, upload the corpus, stream one answer."""
-    from rig.adapters import WorkbenchAdapter
-    from rig.clock import now_ns, wall_ms
-    from rig.corpus_load import load_corpus
-    from rig.embedded import EmbeddedWorkbench
+    import tempfile
+
     from rig.fixtures import ensure_corpus
+    from rig.redact import Redactor
+    from rig.target.open import connect
 
     try:
         began = time.monotonic()
         corpus_dir, manifest = ensure_corpus(progress=lambda name: console.print(f"  rendered {Path(name).name}",
                                                                                   style="dim"))
         console.print(f"[bold]corpus[/] {corpus_dir} ({len(manifest.files)} files, {time.monotonic() - began:.1f}s)")
-        target = EmbeddedWorkbench(data)
-        with target:
-            url = target.start()
-            console.print(f"[bold]workbench[/] {url} (pid {target.pid}, data {target.data_dir})")
-            a = target.add_account("researcher-a")
-            target.add_account("researcher-b")
-            adapter = WorkbenchAdapter(url)
-            auth = adapter.login(a.username, a.password)
-            project = adapter.create_project(auth, "demo library")
-            with progress_bar("uploading", len(manifest.corpus)) as advance:
-                loaded = load_corpus(adapter, auth, project, corpus_dir, manifest,
-                                     progress=lambda n: advance(Path(n).name[:40]))
-            statuses: dict[str, int] = {}
-            for f in loaded.files:
-                status = f.document.status if f.document else "timeout"
-                statuses[status] = statuses.get(status, 0) + 1
-            t1 = sorted(f.t1_ms for f in loaded.files if f.t1_ms is not None)
-            console.print(f"[bold]ingest[/] {statuses}; T1 median {t1[len(t1) // 2]:.0f} ms, max {t1[-1]:.0f} ms")
-            opened = adapter.open_session(auth, project, [loaded.doc(paper)])
-            console.print(f"[bold]question[/] ({paper}) {question}\n")
-            submitted = adapter.ask(auth, opened.session_id, question)
-            first_status = first_token = None
-            citations: list[CitationEvent] = []
-            for event in adapter.events(auth, submitted.run_id):
-                if event.event == "status" and first_status is None:
-                    first_status = event.recv_ns
-                if isinstance(event, TokenEvent) and event.kind == "answer":
-                    first_token = first_token or event.recv_ns
-                    console.print(event.text, end="", markup=False, highlight=False)
-                if isinstance(event, CitationEvent):
-                    citations.append(event)
-            done_ns = now_ns()
-            console.print("\n")
-            _print_citations(citations)
-            detail = adapter.run(auth, submitted.run_id)
-            _print_run(detail.model_dump(), submitted.submit_ns, first_status, first_token, done_ns, wall_ms)
-            if keep:
-                console.print(f"workbench left running at {url}; press Ctrl-C to stop")
-                while True:
-                    time.sleep(3600)
+        with tempfile.TemporaryDirectory(prefix="rig-ask-") as tmp:
+            conn = connect(None, data or Path(tmp), Redactor(), accounts={"a": "researcher-a", "b": "researcher-b"})
+            try:
+                _tour(conn, corpus_dir, manifest, question, paper)
+                if keep:
+                    console.print(f"workbench left running at {conn.adapter.base_url}; press Ctrl-C to stop")
+                    while True:
+                        time.sleep(3600)
+            finally:
+                conn.close()
     except RigError as exc:
         raise fail(exc) from None
+
+
+def _tour(conn: Connection, corpus_dir: Path, manifest: CorpusManifest, question: str, paper: str) -> None:
+    target, adapter = conn.embedded, conn.adapter
+    assert target is not None
+    console.print(f"[bold]workbench[/] {adapter.base_url} (pid {target.pid}, data {target.data_dir})")
+    auth = adapter.login(conn.usernames["a"], conn.passwords["a"])
+    project = adapter.create_project(auth, "demo library")
+    with progress_bar("uploading", len(manifest.corpus)) as advance:
+        loaded = load_corpus(adapter, auth, project, corpus_dir, manifest, progress=lambda n: advance(Path(n).name[:40]))
+    statuses: dict[str, int] = {}
+    for f in loaded.files:
+        status = f.document.status if f.document else "timeout"
+        statuses[status] = statuses.get(status, 0) + 1
+    t1 = sorted(f.t1_ms for f in loaded.files if f.t1_ms is not None)
+    console.print(f"[bold]ingest[/] {statuses}; T1 median {t1[len(t1) // 2]:.0f} ms, max {t1[-1]:.0f} ms")
+    opened = adapter.open_session(auth, project, [loaded.doc(paper)])
+    console.print(f"[bold]question[/] ({paper}) {question}\n")
+    submitted = adapter.ask(auth, opened.session_id, question)
+    run = RunTranscript(run_id=submitted.run_id, session_id=opened.session_id, question=question,
+                        submit_ns=submitted.submit_ns)
+    for event in adapter.events(auth, submitted.run_id):
+        run.events.append(event)
+        if isinstance(event, TokenEvent) and event.kind == "answer":
+            console.print(event.text, end="", markup=False, highlight=False)
+    run.end_ns = now_ns()
+    console.print("\n")
+    _print_citations([e for e in run.events if isinstance(e, CitationEvent)])
+    run.detail = adapter.run(auth, submitted.run_id)
+    _print_run(run)
 
 
 def _print_citations(citations: list[CitationEvent]) -> None:
@@ -87,25 +92,24 @@ def _print_citations(citations: list[CitationEvent]) -> None:
     console.print(table)
 
 
-def _print_run(detail: dict[str, Any], submit_ns: int, status_ns: int | None, token_ns: int | None,
-               done_ns: int, wall_ms: object) -> None:
-    def ms(ns: int | None) -> str:
-        return f"{(ns - submit_ns) / 1e6:.1f} ms" if ns else "-"
-
-    table = Table("field", "value", title=f"run {detail['run_id']}")
+def _print_run(run: RunTranscript) -> None:
+    detail = run.detail
+    assert detail is not None
+    table = Table("field", "value", title=f"run {detail.run_id}")
     for key in ("state", "end_reason", "trace_id", "rounds", "model_requests", "tool_calls_proposed",
                 "tool_calls_executed", "embedding_requests"):
-        table.add_row(key, str(detail.get(key)))
-    table.add_row("usage", json.dumps(detail.get("usage"), ensure_ascii=False))
-    table.add_row("cost", json.dumps(detail.get("cost"), ensure_ascii=False))
-    table.add_row("model", json.dumps(detail.get("model"), ensure_ascii=False))
-    table.add_row("T3 first status (client)", ms(status_ns))
-    table.add_row("T4 first answer token (client)", ms(token_ns))
-    table.add_row("T5 full answer (client)", ms(done_ns))
+        table.add_row(key, str(getattr(detail, key)))
+    table.add_row("usage", detail.usage.model_dump_json())
+    table.add_row("cost", detail.cost.model_dump_json())
+    table.add_row("model", detail.model.model_dump_json())
     console.print(table)
+    codes = Table("code", "source", "label", "value", title="T-codes of this run (rig.measure)")
+    for m in run_measures(run):
+        codes.add_row(m.code, m.source, m.label or "", f"{m.value:g} {m.unit}")
+    console.print(codes)
     stages = Table("stage", "round", "ms", "ok", title="stages (server)")
-    for s in detail.get("stages", []):
-        start, end = s.get("started_at_ms"), s.get("ended_at_ms")
-        stages.add_row(s["name"], str(s.get("round", "")), f"{end - start:.1f}" if start and end else "-",
-                       str(s.get("ok")))
+    for s in detail.stages:
+        start, end = s.started_at_ms, s.ended_at_ms
+        stages.add_row(s.name, str(getattr(s, "round", "") or ""), f"{end - start:.1f}" if start and end else "-",
+                       str(s.ok))
     console.print(stages)

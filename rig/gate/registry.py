@@ -1,23 +1,22 @@
 """Case registry: scenario modules declare each reliability case with `@case(...)`.
 
 A case function receives a CaseContext, performs the eval set's operation, and records sub-items with
-their evidence. Its docstring says what it does, what it expects and what evidence it keeps.
+their evidence. Its docstring says what it does, what it expects and what evidence it keeps. The modules
+are found through the `rig.scenarios` entry points (`rig.plugins`), never imported by name.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from rig.plugins import load_scenario_packs
 
 if TYPE_CHECKING:
     from rig.gate.context import CaseContext
 
 CaseFn = Callable[["CaseContext"], None]
-
-MODULES = ("login_isolation", "ingest", "tool_execution", "persistence", "run_control", "citations", "export",
-           "observability", "input_bounds", "model_config")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,6 @@ def case(case_id: int, record_id: str, *, codes: tuple[str, ...] = (), needs: tu
 
 
 def all_cases() -> dict[int, CaseSpec]:
-    """Every registered case, importing the scenario modules on first use."""
-    for name in MODULES:
-        importlib.import_module(f"scenarios.reliability.{name}")
+    """Every registered case, loading the scenario packs on first use."""
+    load_scenario_packs()
     return dict(sorted(_CASES.items()))

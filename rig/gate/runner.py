@@ -19,15 +19,14 @@ from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.gate.context import CaseContext
 from rig.gate.registry import CaseSpec
-from rig.gate.setup import TargetSession
-from rig.telemetry.tracing import trace_id_of
+from rig.target.session import TargetSession
+from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
 from rig.verdict import Item, Verdict, aggregate
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from rig.browser.kit import BrowserKit
-    from rig.telemetry.tracing import RigTracer
 
 ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
 
@@ -45,11 +44,13 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
               browser: BrowserKit | str | None = None, tracer: RigTracer | None = None) -> RunOutcome:
     """Run every selected case `repeat` times (skipping those already finished in the store).
 
-    With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too;
-    with `tracer` each case is a span carrying its verdict, with its steps and runs under it.
+    With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too.
+    Each case is a span of `tracer` (the no-op tracer by default) carrying its verdict, with its steps and
+    runs under it.
     """
     outcome = RunOutcome()
     outcome.browser = browser
+    tracer = tracer or noop_tracer()
     done = store.done_cases()
     for rep in range(1, repeat + 1):
         for spec in specs:
@@ -75,11 +76,9 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     return outcome
 
 
-def _traced(tracer: RigTracer | None, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,
+def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,
             corpus_dir: Path, manifest: CorpusManifest, spec: CaseSpec, rep: int,
             chaos_defaults: dict[str, Any] | None, outcome: RunOutcome) -> tuple[Verdict, str]:
-    if tracer is None:
-        return _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults, outcome)
     with tracer.case_span(spec.case_id, spec.record_id, list(spec.codes), rep) as span:
         verdict, reason = _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults,
                                    outcome, tracer, span)
@@ -91,7 +90,7 @@ def _traced(tracer: RigTracer | None, target: TargetSession, store: EvidenceStor
 
 def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
              manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
-             outcome: RunOutcome, tracer: RigTracer | None = None, span: Span | None = None) -> tuple[Verdict, str]:
+             outcome: RunOutcome, tracer: RigTracer, span: Span) -> tuple[Verdict, str]:
     ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest,
                       tracer=tracer, span=span)
     try:

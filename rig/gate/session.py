@@ -12,20 +12,21 @@ from pydantic import BaseModel, Field
 
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.config import RigConfig, load_config
-from rig.embedded import EmbeddedWorkbench
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
-from rig.gate.connect import open_target, settle_target_spans, store_span
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import run_cases
+from rig.measure.aggregate import observed
 from rig.policy import Decision, decide_gate, load_policy
 from rig.redact import Redactor
 from rig.report import build_report_data, write_reports
-from rig.report.data import ReportData, case_verdicts
+from rig.report.data import ReportData, store_verdicts
 from rig.report.write import point_latest
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
-from rig.stats import summarize
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.open import open_target
+from rig.target.spans import settle_target_spans, store_span
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
@@ -138,13 +139,14 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             store.set_meta("target_pid", embedded.pid)
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
-        data = build_report_data(store, Decision(decision="undecided", reasons=[]), manifest.model_dump(mode="json"))
-        observed = observed_values(store)
+        observed_now = observed(store.measures())
         if options.load is not None:
-            observed.update(load_observed(options.load))
+            observed_now.update(load_observed(options.load))
+        verdicts, flips = store_verdicts(store)
         extra = [outcome.target_down] if outcome.target_down else []
-        extra += [f"case {c.case_id}: {c.reason}" for c in data.cases if c.reason.startswith("verdict flipped")]
-        data.decision = decide_gate(case_verdicts(data), policy, observed, extra)
+        extra += [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
+        decision = decide_gate(verdicts, policy, observed_now, extra)
+        data = build_report_data(store, decision, manifest.model_dump(mode="json"))
         write_reports(run_dir, data)
         point_latest(run_dir)
         if options.pushgateway:
@@ -166,30 +168,17 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
 
 def load_observed(load_dir: Path) -> dict[str, float | None]:
     """Threshold keys from a load run's `load.json` (`T4.p95@20`, `error_rate`, …)."""
-    import json
-
-    from rig.load.summary import observed_for_policy
+    from rig.load.summary import LoadSummary, observed_for_policy
 
     path = load_dir / "load.json"
     if not path.exists():
         raise ConfigError(f"{load_dir} holds no load.json", fix="pass the run directory of a finished rig load")
-    return observed_for_policy(json.loads(path.read_text(encoding="utf-8")))
-
-
-def observed_values(store: EvidenceStore) -> dict[str, float | None]:
-    """`T4.p95`-style keys for thresholds: client times where present, else server ones."""
-    out: dict[str, float | None] = {}
-    by: dict[tuple[str, str], list[float]] = {}
-    for m in store.measures():
-        if m.unit == "ms" and (m.label is None or m.label.startswith("first_text_kind")):
-            by.setdefault((m.code, m.source), []).append(m.value)
-    for (code, source), values in by.items():
-        if source != "client" and (code, "client") in by:
-            continue
-        s = summarize(values)
-        for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
-            out[f"{code}.{stat}"] = getattr(s, stat)
-    return out
+    try:
+        summary = LoadSummary.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not a load.json this rig can read: {str(exc)[:300]}",
+                          fix="re-run rig load, or rebuild it from the run's evidence") from None
+    return observed_for_policy(summary)
 
 
 def _start_browser(options: GateOptions, base_url: str, run_dir: Path) -> BrowserKit | str:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from rig.adapters.models import Citation, RunDetail, Session
 from rig.catalog.models import QualityTurn
 from rig.evidence import EvidenceStore
-from rig.gate.context import RecordingContext
-from rig.gate.setup import TargetSession
 from rig.quality.models import CitedSource, RankedHit, TurnRecord
+from rig.target.recording import RecordingContext
+from rig.target.session import TargetSession
 from rig.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ class QualityContext(RecordingContext):
     """One case-turn: its record id, allowed papers, and `record()` that stores the turn's result."""
 
     def __init__(self, key: int, turn: QualityTurn, store: EvidenceStore, target: TargetSession, *,
-                 tracer: RigTracer | None = None, span: Span | None = None) -> None:
+                 tracer: RigTracer, span: Span) -> None:
         super().__init__(1, key, store, target, tracer=tracer, span=span)
         self.turn = turn
 

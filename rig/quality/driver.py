@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rig.catalog.models import EvalSet, QualityTurn
 from rig.errors import CapabilityMissing, RigError, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
-from rig.gate.setup import TargetSession
 from rig.quality.context import QualityContext
-from rig.telemetry.tracing import trace_id_of
+from rig.target.session import TargetSession
+from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
 from rig.verdict import Item, Verdict, aggregate
-
-if TYPE_CHECKING:
-    from rig.telemetry.tracing import RigTracer
 
 
 class TurnStopped(Exception):
@@ -51,7 +48,7 @@ class CaseDriver:
     case: QualityCase
     target: TargetSession
     store: EvidenceStore
-    tracer: RigTracer | None = None
+    tracer: RigTracer = field(default_factory=noop_tracer)
     chaos_defaults: dict[str, Any] | None = None
     on_turn: TurnDone | None = None
     eval_set: EvalSet | None = None
@@ -64,11 +61,8 @@ class CaseDriver:
         """The context of turn `index` (0-based); its verdict is stored when the block ends."""
         key, turn = self.case.turns[index]
         self.store.begin_case(1, key, turn.record_id, turn.sheet, turn.name)
-        with ExitStack() as stack:
-            span = None
-            if self.tracer is not None:
-                span = stack.enter_context(self.tracer.case_span(key, turn.record_id, turn.performance_codes, 1))
-                self.store.set_case_trace(1, key, trace_id_of(span))
+        with self.tracer.case_span(key, turn.record_id, turn.performance_codes, 1) as span:
+            self.store.set_case_trace(1, key, trace_id_of(span))
             ctx = QualityContext(key, turn, self.store, self.target, tracer=self.tracer, span=span)
             stop: str | None = None
             try:
@@ -98,8 +92,7 @@ class CaseDriver:
                     pass
                 ctx.close()
                 verdict, reason = aggregate(ctx.items)
-                if span is not None:
-                    span.set_attribute("rig.verdict", verdict.value)
+                span.set_attribute("rig.verdict", verdict.value)
                 self.store.end_case(1, key, verdict, reason)
                 self.finished.add(index)
                 if self.on_turn:

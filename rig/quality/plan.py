@@ -5,18 +5,17 @@ from __future__ import annotations
 from rig.catalog.models import EvalSet
 from rig.errors import ConfigError
 from rig.quality.driver import QualityCase
+from rig.quality.registry import fixture_kind
 
 
 def plan_cases(eval_set: EvalSet, only: list[str] | None = None) -> list[QualityCase]:
     """Cases in eval-set order; `only` keeps cases by label (`用户-04`) or sheet prefix (`对抗`)."""
-    from scenarios.quality import FIXTURE_CASES
-
     cases: dict[str, QualityCase] = {}
     for key, turn in enumerate(eval_set.quality, start=1):
         prefix, number, _ = turn.record_id.rsplit("-", 2)
         label = f"{prefix}-{int(number):02d}"
         if label not in cases:
-            kind = "direct_tool" if turn.direct_tool else FIXTURE_CASES.get(label, "conversation")
+            kind = "direct_tool" if turn.direct_tool else fixture_kind(label) or "conversation"
             cases[label] = QualityCase(prefix=prefix, case_id=int(number), kind=kind, turns=[])
         cases[label].turns.append((key, turn))
     chosen = list(cases.values())

@@ -6,7 +6,6 @@ turns all finished. The report, `quality.json` and the judge sheets are rendered
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,17 +15,16 @@ from pydantic import BaseModel, Field
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet, QualityTurn
 from rig.config import RigConfig, load_config
-from rig.embedded import EmbeddedWorkbench
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from rig.gate.connect import open_target, settle_target_spans, store_span
 from rig.gate.session import now_iso
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
 from rig.quality.plan import plan_cases
+from rig.quality.registry import quality_scenario
 from rig.quality.sheets import Proposal, build_sheets, write_sheets
-from rig.quality.summary import QualitySummary, quality_json, quality_summary, turn_records
+from rig.quality.summary import QualitySummary, quality_report, quality_summary, turn_records
 from rig.redact import Redactor
 from rig.report import build_report_data
 from rig.report.html import html_report
@@ -34,6 +32,9 @@ from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.open import open_target
+from rig.target.spans import settle_target_spans, store_span
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
@@ -108,15 +109,13 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
                 progress(f"{turn.record_id} → {verdict.value}", counter["n"], total)
 
         target_down: str | None = None
-        from scenarios.quality import SCENARIOS
-
         for case in cases:
             if all((1, key) in done for key, _ in case.turns):
                 counter["n"] += len(case.turns)
                 continue
             driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
                                 on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus, target_down=target_down)
-            driver.run(SCENARIOS[case.kind])
+            driver.run(quality_scenario(case.kind))
             target_down = driver.target_down
         tracer.flush()
         if started:
@@ -147,11 +146,10 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
     summary = quality_summary(store, records)
     sheets = build_sheets(records, eval_set, proposals)
     write_sheets(run_dir / "judge", sheets)
-    (run_dir / "quality.json").write_text(json.dumps(quality_json(summary, records), ensure_ascii=False, indent=2),
+    (run_dir / "quality.json").write_text(quality_report(summary, records).model_dump_json(indent=2) + "\n",
                                           encoding="utf-8")
     data = build_report_data(store, summary.decision, manifest.model_dump(mode="json"))
-    data.extras["quality"] = summary.model_dump(mode="json")
-    write_reports(run_dir, data)  # results.json, junit.xml and report.md as the gate writes them
+    write_reports(run_dir, data, summary)  # results.json, junit.xml and report.md as the gate writes them
     section = quality_section(summary, records, "judge/sheets.html")
     (run_dir / "report.html").write_text(html_report(data, [("Quality", section)]), encoding="utf-8")
     return summary

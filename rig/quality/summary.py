@@ -8,14 +8,13 @@ decide the run; the judged dimensions stay pending until a judge scores the shee
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore
 from rig.policy import Decision
 from rig.quality.metrics import TRACEABILITY_BAR
-from rig.quality.models import TurnRecord
+from rig.quality.models import Metric, TurnRecord
 
 METRICS = ("traceability", "faithfulness", "recall@10", "nDCG@10", "refusal", "out_of_scope_citations")
 
@@ -103,9 +102,26 @@ def decide_quality(summaries: list[MetricSummary], turns: int, recorded: int) ->
     return Decision(decision="fail" if failed else "pass", reasons=reasons)
 
 
-def quality_json(summary: QualitySummary, records: list[TurnRecord]) -> dict[str, Any]:
-    return {"summary": summary.model_dump(mode="json"),
-            "turns": [{"record_id": r.record_id, "kind": r.kind, "state": r.state, "run_id": r.run_id,
-                       "metrics": {m.name: {"value": m.value, "verdict": m.verdict.value if m.verdict else None,
-                                            "detail": m.detail} for m in r.metrics},
-                       "tcodes": r.tcodes} for r in records]}
+class TurnResult(BaseModel):
+    """One case-turn in `quality.json`: how it ended, its metrics, and each listed T-code measured or why not."""
+
+    record_id: str
+    kind: str
+    state: str
+    run_id: str | None = None
+    metrics: dict[str, Metric]
+    tcodes: dict[str, str]
+
+
+class QualityReport(BaseModel):
+    """`quality.json` (JSON Schema: docs/schemas/quality.schema.json)."""
+
+    summary: QualitySummary
+    turns: list[TurnResult]
+
+
+def quality_report(summary: QualitySummary, records: list[TurnRecord]) -> QualityReport:
+    return QualityReport(summary=summary, turns=[
+        TurnResult(record_id=r.record_id, kind=r.kind, state=r.state, run_id=r.run_id,
+                   metrics={m.name: m for m in r.metrics},
+                   tcodes=r.tcodes) for r in records])

@@ -7,16 +7,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import CaseRow, EvidenceStore, Measure
+from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, tcode_rows
 from rig.policy import CaseVerdict, Decision
 from rig.report.traces import TraceTree, case_traces
-from rig.stats import Summary, summarize
 from rig.verdict import Item, Verdict
 
-TIME_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T9", "send_lag")
+__all__ = ["CaseReport", "CaseResult", "ReportData", "RunRow", "TCodeRow", "build_report_data", "final_verdict", "store_verdicts"]
 
 
-class CaseReport(BaseModel):
+class CaseResult(BaseModel):
+    """A case's verdict over its repetitions, its items and its T-code headlines (what results.json lists)."""
+
     record_id: str
     case_id: int
     module: str
@@ -25,17 +27,25 @@ class CaseReport(BaseModel):
     reason: str
     repeats: list[Verdict] = Field(default_factory=list)
     items: list[Item] = Field(default_factory=list)
+    metrics: dict[str, TCodeStats] = Field(default_factory=dict)
+
+
+class CaseReport(CaseResult):
+    """A case as the report shows it: also its evidence and how long it took."""
+
     evidence: list[dict[str, Any]] = Field(default_factory=list)
-    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
     duration_s: float | None = None
 
 
-class TCodeRow(BaseModel):
-    code: str
-    source: str
-    label: str | None
-    unit: str
-    summary: Summary
+class RunRow(BaseModel):
+    """A run the store recorded, with its trace and how many spans arrived for it."""
+
+    run_id: str
+    case_id: int | None
+    trace_id: str | None
+    state: str | None
+    end_reason: str | None
+    spans: int
 
 
 class ReportData(BaseModel):
@@ -44,47 +54,8 @@ class ReportData(BaseModel):
     cases: list[CaseReport]
     tcodes: list[TCodeRow]
     end_reasons: dict[str, int]
-    runs: list[dict[str, Any]]
-    extras: dict[str, Any] = Field(default_factory=dict)
+    runs: list[RunRow]
     traces: list[TraceTree] = Field(default_factory=list)
-
-
-def _group_label(m: Measure) -> str | None:
-    """Labels that describe a kind of value stay apart; per-item labels (paper ids, T1) fold together."""
-    if m.label is None:
-        return None
-    if m.code in ("T1",) and not m.label.startswith("ingest"):
-        return None
-    if m.label.startswith("first_text_kind="):
-        return m.label
-    if m.label.startswith("no_body:"):
-        return "no_body"
-    return m.label
-
-
-def tcode_rows(measures: list[Measure]) -> list[TCodeRow]:
-    groups: dict[tuple[str, str, str | None, str], list[float]] = defaultdict(list)
-    for m in measures:
-        if m.code == "T8":
-            continue
-        groups[(m.code, m.source, _group_label(m), m.unit)].append(m.value)
-    rows = [TCodeRow(code=c, source=s, label=lbl, unit=u, summary=summarize(v)) for (c, s, lbl, u), v in groups.items()]
-    order = {c: i for i, c in enumerate(["T1", "T2", "T3", "T4", "T5", "T6", "T7", "T9", "T10", "T11", "T12", "T13"])}
-    return sorted(rows, key=lambda r: (order.get(r.code, 99), r.code, r.source, r.label or ""))
-
-
-def case_metrics(measures: list[Measure]) -> dict[str, dict[str, Any]]:
-    """Per-case T-codes, client source first, times only (what results.json carries)."""
-    out: dict[str, dict[str, Any]] = {}
-    by: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for m in measures:
-        if m.unit == "ms" and (m.label is None or m.label.startswith("first_text_kind")) and m.code in TIME_CODES:
-            by[(m.code, m.source)].append(m.value)
-    for (code, source), values in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1] != "client")):
-        if code not in out:
-            s = summarize(values)
-            out[code] = {"source": source, "count": s.count, "p50": s.p50, "p90": s.p90, "p95": s.p95, "p99": s.p99}
-    return out
 
 
 def final_verdict(repeats: list[Verdict]) -> tuple[Verdict, str | None]:
@@ -97,19 +68,36 @@ def final_verdict(repeats: list[Verdict]) -> tuple[Verdict, str | None]:
     return Verdict.U, f"verdict flipped across repetitions: {[v.value for v in repeats]}"
 
 
+def _by_case(store: EvidenceStore) -> dict[int, list[CaseRow]]:
+    by_case: dict[int, list[CaseRow]] = defaultdict(list)
+    for row in store.cases():
+        by_case[row.case_id].append(row)
+    return dict(sorted(by_case.items()))
+
+
+def store_verdicts(store: EvidenceStore) -> tuple[list[CaseVerdict], set[int]]:
+    """Each case's one verdict over its repetitions (what the gate decides on), and the cases that flipped."""
+    out: list[CaseVerdict] = []
+    flipped: set[int] = set()
+    for case_id, reps in _by_case(store).items():
+        verdict, flip = final_verdict([r.verdict or Verdict.NOT_RUN for r in reps])
+        if flip:
+            flipped.add(case_id)
+        out.append(CaseVerdict(case_id=case_id, verdict=verdict, reason=flip or (reps[-1].reason or "")))
+    return out, flipped
+
+
 def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[str, Any],
                       evidence_per_case: int = 400) -> ReportData:
-    rows = store.cases()
-    by_case: dict[int, list[Any]] = defaultdict(list)
-    for row in rows:
-        by_case[row.case_id].append(row)
+    """The report's content for a decision already taken (`rig.policy.decide_gate`)."""
+    by_case = _by_case(store)
     measures = store.measures()
     per_case_measures: dict[int, list[Measure]] = defaultdict(list)
     for m in measures:
         if m.case_id is not None:
             per_case_measures[m.case_id].append(m)
     cases = []
-    for case_id, reps in sorted(by_case.items()):
+    for case_id, reps in by_case.items():
         last = reps[-1]
         repeats = [r.verdict or Verdict.NOT_RUN for r in reps]
         verdict, flip = final_verdict(repeats)
@@ -118,7 +106,7 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
             record_id=last.record_id, case_id=case_id, module=last.module, name=last.name, verdict=verdict,
             reason=flip or (last.reason or ""), repeats=repeats, items=store.items(last.rep, case_id),
             evidence=[e for e in store.evidence(last.rep, case_id) if e["kind"] != "http"][:evidence_per_case],
-            metrics=case_metrics(per_case_measures.get(case_id, [])), duration_s=duration))
+            metrics=headlines(per_case_measures.get(case_id, [])), duration_s=duration))
     end_reasons: dict[str, int] = defaultdict(int)
     for m in measures:
         if m.code == "T8" and m.label:
@@ -132,11 +120,7 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
             return 0
         return counts[trace_id] if trace_id in counts else len(store.spans(trace_id))
 
-    runs = [{"run_id": r["run_id"], "case_id": r["case_id"], "trace_id": r["trace_id"], "state": r["state"],
-             "end_reason": r["end_reason"], "spans": span_count(r["trace_id"])} for r in store.runs()]
+    runs = [RunRow(run_id=r["run_id"], case_id=r["case_id"], trace_id=r["trace_id"], state=r["state"],
+                   end_reason=r["end_reason"], spans=span_count(r["trace_id"])) for r in store.runs()]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
                       end_reasons=dict(end_reasons), runs=runs, traces=traces)
-
-
-def case_verdicts(data: ReportData) -> list[CaseVerdict]:
-    return [CaseVerdict(case_id=c.case_id, verdict=c.verdict, reason=c.reason) for c in data.cases]

@@ -93,8 +93,8 @@ def _case(c: CaseReport) -> str:
     items = "".join(f"<tr><td>{escape(i.name)}</td><td>{chip(i.verdict)}</td><td>{escape(i.reason)}</td>"
                     f"<td>{'' if i.required else 'optional'}</td>"
                     f"<td>{' '.join(f'#{x}' for x in i.evidence_ids)}</td></tr>" for i in c.items)
-    metrics = ", ".join(f"{k} p50 {v['p50']:.1f} ms ({v['source']}, n={v['count']})"
-                        for k, v in c.metrics.items() if v.get("p50") is not None)
+    metrics = ", ".join(f"{k} p50 {v.p50:.1f} ms ({v.source}, n={v.count})"
+                        for k, v in c.metrics.items() if v.p50 is not None)
     reps = "" if len(c.repeats) <= 1 else " repeats: " + " ".join(chip(v) for v in c.repeats)
     return (f'<h3 id="case{c.case_id}">{escape(c.record_id)} {escape(c.name)} {chip(c.verdict)}{reps}</h3>'
             f'<p class="muted">{escape(c.module)} · {escape(c.reason)}'
@@ -123,9 +123,9 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None,
     reasons = "".join(f"<li>{escape(r)}</li>" for r in d.reasons)
     end_reasons = "".join(f"<tr><td>{escape(k)}</td><td class=num>{v}</td></tr>"
                           for k, v in sorted(data.end_reasons.items()))
-    runs = "".join(f"<tr><td>{escape(r['run_id'])}</td><td>{r['case_id']}</td><td>{escape(str(r['state']))}/"
-                   f"{escape(str(r['end_reason']))}</td><td><a href='#trace-{escape(str(r['trace_id']))}'>"
-                   f"{escape(str(r['trace_id']))}</a></td><td class=num>{r['spans']}"
+    runs = "".join(f"<tr><td>{escape(r.run_id)}</td><td>{r.case_id}</td><td>{escape(str(r.state))}/"
+                   f"{escape(str(r.end_reason))}</td><td><a href='#trace-{escape(str(r.trace_id))}'>"
+                   f"{escape(str(r.trace_id))}</a></td><td class=num>{r.spans}"
                    f"</td></tr>" for r in data.runs)
     extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in (sections or []))
     return f"""<!doctype html><html lang="zh"><head><meta charset="utf-8"><title>rig report — {escape(d.decision)}</title>

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from rig.evidence import EvidenceStore
+from rig.load.summary import LoadSummary
 from rig.report.svg import line_chart, windows
 
 
-def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tuple[float, float, str]] | None = None
+def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[float, float, str]] | None = None
                  ) -> str:
     measures = [m for m in store.measures() if m.case_id is None and m.ts_ms]
     if not measures:
@@ -28,10 +28,10 @@ def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tupl
     all_x = [t for _, t in rel] + [t for pts in series.values() for t, _ in pts]
     x_range = (min(0.0, *all_x), max(all_x))  # one axis for every chart, so curves and chaos bands line up
     band_rel = [((a - t0) / 1000, (b - t0) / 1000, label) for a, b, label in (bands or [])]
-    rows = "".join(f"<tr><td>{escape(code)}</td><td>{e['source']}</td><td class=num>{e['count']}</td>" +
-                   "".join(f"<td class=num>{(e.get(k) or 0):.1f}</td>" for k in ("p50", "p90", "p95", "p99")) + "</tr>"
-                   for code, e in summary["t_codes"].items() if code != "by_source")
-    errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary["errors_by_reason"].items())
+    rows = "".join(f"<tr><td>{escape(code)}</td><td>{e.source}</td><td class=num>{e.count}</td>" +
+                   "".join(f"<td class=num>{(getattr(e, k) or 0):.1f}</td>" for k in ("p50", "p90", "p95", "p99"))
+                   + "</tr>" for code, e in summary.t_codes.items())
+    errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary.errors_by_reason.items())
     charts = [
         line_chart({"completed runs/s": windows(done, 1, "rate"), "failed/s": windows(failed, 1, "rate")},
                    title="throughput", unit="/s", bands=band_rel, x_range=x_range),
@@ -44,9 +44,9 @@ def load_section(store: EvidenceStore, summary: dict[str, Any], bands: list[tupl
     if lag:
         charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit=" ms",
                                  bands=band_rel, x_range=x_range))
-    return (f"<p>{summary['users']} users, {summary['workers']} worker(s), {summary['duration_s']:.0f} s: "
-            f"{summary['completed_runs']} completed runs ({summary['throughput_rps']:.2f}/s), "
-            f"{summary['requests_per_s']:.1f} requests/s, error ratio {summary['error_ratio']:.2%}, send lag p99 "
-            f"{summary['send_lag']['p99'] or 0:.1f} ms</p>"
+    return (f"<p>{summary.users} users, {summary.workers} worker(s), {summary.duration_s:.0f} s: "
+            f"{summary.completed_runs} completed runs ({summary.throughput_rps:.2f}/s), "
+            f"{summary.requests} HTTP requests ({summary.requests_per_s:.1f}/s), error ratio {summary.error_ratio:.2%}, "
+            f"send lag p99 {summary.send_lag.p99 or 0:.1f} ms</p>"
             f"<table><tr><th>code</th><th>source</th><th>n</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th></tr>"
             f"{rows}</table><ul>{errors}</ul>" + "".join(f"<div>{c}</div>" for c in charts))

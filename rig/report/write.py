@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from rig.quality.summary import QualitySummary
 from rig.report.data import ReportData
 from rig.report.html import html_report
 from rig.report.junit import junit_xml
 from rig.report.markdown import markdown_report
-from rig.report.results import results_json
+from rig.report.results import gate_results
 
 
-def write_reports(run_dir: Path, data: ReportData) -> dict[str, Path]:
+def write_reports(run_dir: Path, data: ReportData, quality: QualitySummary | None = None) -> dict[str, Path]:
+    """results.json, report.md, junit.xml and report.html, each written whole (temp file, then rename)."""
     outputs = {
-        "results.json": json.dumps(results_json(data), ensure_ascii=False, indent=2, default=str),
+        "results.json": gate_results(data, quality).model_dump_json(indent=2) + "\n",
         "report.md": markdown_report(data),
         "junit.xml": junit_xml(data),
         "report.html": html_report(data),

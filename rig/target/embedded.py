@@ -1,4 +1,9 @@
-"""The embedded default target: the reference workbench started as a child process on loopback."""
+"""The embedded default target: the reference workbench started as a child process on loopback.
+
+The rig reaches it only as any operator would: its command line (`python -m workbench serve`, `python -m
+workbench user add`) and its HTTP API. Passwords go to the account command on standard input, never in
+its arguments.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 from rig.errors import TargetUnreachable
+from rig.target.readiness import wait_ready
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,19 @@ class EmbeddedWorkbench:
 
     def add_account(self, username: str, password: str | None = None) -> Account:
         """Create an account in the data directory (works while the server runs: SQLite WAL)."""
-        from workbench.accounts import add_user
+        return self.add_accounts({username: password})[username]
 
-        account = Account(username, password or secrets.token_urlsafe(18))
-        add_user(self.data_dir, account.username, account.password)
-        return account
+    def add_accounts(self, accounts: dict[str, str | None]) -> dict[str, Account]:
+        """Create several accounts with one call of the workbench's own `user add` command; a None
+        password is replaced by a random one."""
+        made = {name: Account(name, password or secrets.token_urlsafe(18)) for name, password in accounts.items()}
+        cmd = [sys.executable, "-m", "workbench", "user", "add", *made, "--data", str(self.data_dir)]
+        stdin = "".join(f"{a.password}\n" for a in made.values())
+        done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **self.env})
+        if done.returncode != 0:
+            raise TargetUnreachable("embedded workbench", f"`{' '.join(cmd[:5])}` failed: {done.stderr.strip()[-500:]}")
+        return made
 
     def command(self) -> list[str]:
         port = str(self.port) if self.port else "0"
@@ -87,7 +99,7 @@ class EmbeddedWorkbench:
                                         f"(log: {self.log_path})")
             time.sleep(0.02)
         self.port = int(port_file.read_text())
-        wait_ready(self.url, deadline - time.monotonic(), self._check_alive)
+        wait_ready(self.url, deadline - time.monotonic(), self._check_alive, path="/readyz")
         return self.url
 
     def _check_alive(self) -> None:
@@ -138,21 +150,3 @@ class EmbeddedWorkbench:
     def __exit__(self, *_: object) -> None:
         self.cleanup()
 
-
-def wait_ready(url: str, timeout_s: float, check: object = None) -> None:
-    """Poll `{url}/readyz` until it answers 200 or the deadline passes."""
-    deadline = time.monotonic() + max(timeout_s, 0.1)
-    last = "no answer"
-    with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if callable(check):
-                check()
-            try:
-                response = client.get(f"{url}/readyz")
-                if response.status_code == 200:
-                    return
-                last = f"HTTP {response.status_code}"
-            except httpx.TransportError as exc:
-                last = type(exc).__name__
-            time.sleep(0.05)
-    raise TargetUnreachable(url, f"not ready after {timeout_s:.0f}s ({last})")

@@ -1,30 +1,105 @@
-"""Opening a run's target: the embedded workbench or an external one, both accounts, the corpus uploaded.
+"""Reaching a target: the embedded reference workbench, or an external one through `target.adapter`.
 
-Shared by `rig gate` and `rig quality`. What the setup created is stored in the evidence store (meta
-`setup`), so a resumed run reuses it instead of uploading again.
+`connect()` is the one way every command gets an adapter and its accounts: it starts the embedded
+workbench (seeding accounts through its own command line) or checks the external target is ready at its
+`ready_path` and builds the configured adapter. `open_target()` adds what the gate and the quality
+workload share: both accounts logged in, the corpus uploaded once, the manifest written.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.adapters import WorkbenchAdapter
+from rig.adapters import Adapter, WorkbenchAdapter, load_adapter_class
+from rig.adapters.transport import Transport
 from rig.config import ModelChoices, RigConfig
-from rig.embedded import EmbeddedWorkbench
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest, ensure_corpus
-from rig.gate.setup import GateSetup, TargetSession, connect_external, prepare_target, start_embedded
 from rig.redact import Redactor
-from rig.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.runmanifest import RunManifest, write_manifest
-from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.readiness import wait_ready
+from rig.target.restart import CommandRestarter, LocalProcessRestarter, Restarter
+from rig.target.session import TargetSession
+from rig.target.setup import TargetSetup, prepare_target
+from rig.telemetry.otlp_receiver import OtlpReceiver
 
 Progress = Callable[[str, int, int], None]
+EMBEDDED_ADAPTER = "rig.adapters:WorkbenchAdapter"
+
+
+@dataclass
+class Connection:
+    """An adapter for the target, the accounts it may use (by key: `a`, `b`, `load-1` …), how to restart it."""
+
+    adapter: Adapter
+    adapter_spec: str
+    usernames: dict[str, str]
+    passwords: dict[str, str] = field(repr=False)
+    embedded: EmbeddedWorkbench | None = None
+    restarter: Restarter | None = None
+    models: ModelChoices = field(default_factory=ModelChoices)
+    slots_metric: str | None = None
+    ready_path: str = "/readyz"
+
+    def close(self) -> None:
+        """Close the adapter and stop the embedded workbench, if this connection started one."""
+        self.adapter.close()
+        if self.embedded is not None:
+            self.embedded.stop()
+
+
+def start_embedded(data_dir: Path, redactor: Redactor, *, extra_args: Sequence[str] = (),
+                   defects: Sequence[str] = ()) -> EmbeddedWorkbench:
+    """The embedded workbench with its data in `data_dir` (so a resume finds it again), a fresh chaos token."""
+    chaos_token = secrets.token_urlsafe(16)
+    redactor.add(chaos_token)
+    target = EmbeddedWorkbench(data_dir, chaos_token=chaos_token, defects=list(defects), extra_args=list(extra_args))
+    target.start()
+    return target
+
+
+def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transport | None = None,
+                     timeout_s: float = 8.0) -> Adapter:
+    """The configured adapter for an external target, once its `ready_path` answers (fails fast when not)."""
+    token = config.target.chaos_token()
+    if token:
+        redactor.add(token)
+    wait_ready(config.target.url, timeout_s, path=config.target.ready_path)
+    return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token, transport=transport)
+
+
+def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, accounts: dict[str, str],
+            extra_args: Sequence[str] = (), defects: Sequence[str] = (),
+            started: list[EmbeddedWorkbench] | None = None) -> Connection:
+    """Connect to the configured target, or start the embedded one with `accounts` (key → username) seeded.
+
+    An embedded workbench is appended to `started` as soon as it runs, so the caller can stop it on any error.
+    """
+    if config is None:
+        embedded = start_embedded(data_dir, redactor, extra_args=extra_args, defects=defects)
+        if started is not None:
+            started.append(embedded)
+        made = embedded.add_accounts({name: None for name in accounts.values()})
+        passwords = {key: made[name].password for key, name in accounts.items()}
+        redactor.add(*passwords.values())
+        workbench = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
+        return Connection(workbench, EMBEDDED_ADAPTER, dict(accounts), passwords, embedded=embedded,
+                          restarter=LocalProcessRestarter(embedded), slots_metric=workbench.capabilities().slots_metric)
+    adapter = connect_external(config, redactor)
+    passwords = {key: a.resolve_password() for key, a in config.accounts.items()}
+    redactor.add(*passwords.values())
+    t = config.target
+    restarter = CommandRestarter(t.restart_cmd, t.url, ready_path=t.ready_path) if t.restart_cmd else None
+    return Connection(adapter, t.adapter, {key: a.username for key, a in config.accounts.items()}, passwords,
+                      restarter=restarter, models=config.models,
+                      slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path)
 
 
 @dataclass
@@ -52,67 +127,37 @@ def stale_target(run_dir: Path, pid: int | None) -> None:
 def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
                 receiver: OtlpReceiver, manifest: RunManifest, defects: list[str], started: list[EmbeddedWorkbench],
                 progress: Progress | None = None) -> OpenedTarget:
-    """Start (or connect to) the target, log both accounts in, upload the corpus once; records the manifest.
-
-    An embedded workbench is appended to `started` as soon as it runs, so the caller can stop it on any error.
-    """
-    embedded: EmbeddedWorkbench | None = None
+    """Connect, log accounts A and B in, upload the corpus once (a resume reuses it); records the manifest."""
     if config is None:
         stale_target(run_dir, store.meta("target_pid"))
-        embedded, _ = start_embedded(run_dir, redactor, receiver, defects)
-        started.append(embedded)
-        store.set_meta("target_pid", embedded.pid)
-        adapter = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
-        usernames = store.meta("setup", {}).get("usernames") or {"a": "rig-a", "b": "rig-b"}
-        passwords = {w: embedded.add_account(u).password for w, u in usernames.items()}
-        restarter: Restarter | None = LocalProcessRestarter(embedded)
-        models = ModelChoices()
-    else:
-        adapter = connect_external(config, redactor)  # type: ignore[assignment]
-        usernames = {w: a.username for w, a in config.accounts.items()}
-        passwords = {w: config.accounts[w].resolve_password() for w in ("a", "b")}
-        restarter = CommandRestarter(config.target.restart_cmd, config.target.url) if config.target.restart_cmd \
-            else None
-        models = config.models
-    redactor.add(*passwords.values())
-    auth = {w: adapter.login(usernames[w], passwords[w]) for w in ("a", "b")}
+    saved = store.meta("setup")
+    usernames = (saved or {}).get("usernames") or {"a": "rig-a", "b": "rig-b"}
+    conn = connect(config, run_dir / "target", redactor, accounts=usernames, defects=defects, started=started,
+                   extra_args=["--otlp-endpoint", receiver.endpoint])
+    if conn.embedded is not None:
+        store.set_meta("target_pid", conn.embedded.pid)
+    adapter = conn.adapter
+    auth = {w: adapter.login(conn.usernames[w], conn.passwords[w]) for w in ("a", "b")}
     redactor.add(*(a.token for a in auth.values()))
     caps = adapter.capabilities()
     manifest.target_url = adapter.base_url
-    manifest.target_embedded = config is None
+    manifest.target_embedded = conn.embedded is not None
     manifest.target_version = caps.version
-    manifest.adapter = config.target.adapter if config else "rig.adapters:WorkbenchAdapter"
+    manifest.adapter = conn.adapter_spec
     write_manifest(run_dir, manifest)
     corpus_dir, corpus_manifest = ensure_corpus()
     manifest.corpus_digest = corpus_manifest.digest
-    saved = store.meta("setup")
     if saved:
-        setup = GateSetup.model_validate(saved)
+        setup = TargetSetup.model_validate(saved)
     else:
         if progress:
             progress("uploading the corpus", 0, 1)
-        setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=config is None)
-    target = TargetSession(adapter=adapter, auth=auth, passwords=passwords, setup=setup, caps=caps,
-                           embedded=embedded, receiver=receiver, restarter=restarter, models=models)
-    if config:
-        target.slots_metric = config.target.slots_metric
+        setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=conn.embedded is not None)
+    target = TargetSession(adapter=adapter, auth=auth, passwords={w: conn.passwords[w] for w in ("a", "b")},
+                           setup=setup, caps=caps, embedded=conn.embedded, receiver=receiver,
+                           restarter=conn.restarter, models=conn.models, slots_metric=conn.slots_metric)
     defaults = store.meta("chaos_defaults")
     if caps.chaos and defaults is None:
         defaults = adapter.chaos("GET", "settings")
         store.set_meta("chaos_defaults", defaults)
     return OpenedTarget(target, corpus_dir, corpus_manifest, defaults)
-
-
-def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
-    """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
-    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
-
-    def arrived(spans: list[ReceivedSpan]) -> bool:
-        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
-
-    return receiver.wait_for(arrived, timeout_s)
-
-
-def store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
-    store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
-                   span.start_ns, span.end_ns, span.attributes)

@@ -6,8 +6,9 @@ import subprocess
 import time
 from typing import Any, Protocol
 
-from rig.embedded import EmbeddedWorkbench, wait_ready
 from rig.errors import RigError
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.readiness import wait_ready
 
 
 class Restarter(Protocol):
@@ -29,12 +30,13 @@ class LocalProcessRestarter:
 
 
 class CommandRestarter:
-    """Any target: run a shell command (`restart_cmd`), then poll its readiness URL."""
+    """Any target: run a shell command (`restart_cmd`), then poll its readiness path (`ready_path`)."""
 
-    def __init__(self, command: str, base_url: str, timeout_s: float = 120.0) -> None:
+    def __init__(self, command: str, base_url: str, timeout_s: float = 120.0, ready_path: str = "/readyz") -> None:
         self.command = command
         self.base_url = base_url
         self.timeout_s = timeout_s
+        self.ready_path = ready_path
 
     def restart(self, *, hard: bool = True) -> dict[str, Any]:
         began = time.monotonic()
@@ -42,5 +44,5 @@ class CommandRestarter:
         if result.returncode != 0:
             raise RigError(f"restart command failed ({result.returncode}): {result.stderr.strip()[:300]}",
                            fix="check target.restart_cmd in the rig config")
-        wait_ready(self.base_url, self.timeout_s)
+        wait_ready(self.base_url, self.timeout_s, path=self.ready_path)
         return {"kind": "command", "command": self.command, "ready_s": round(time.monotonic() - began, 3)}

@@ -1,29 +1,22 @@
-"""Connecting the gate to its target: the embedded workbench or an external one, accounts and corpus.
+"""The library the gate and the quality workload work on: accounts A and B, their projects, the corpus.
 
-What the setup created (project and document ids, ingest ledger) is stored in the evidence store, so a
-resumed run reuses it instead of uploading again.
+What the setup created (project and document ids, ingest ledger) is stored in the evidence store (meta
+`setup`), so a resumed run reuses it instead of uploading again.
 """
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.adapters import Adapter, Capabilities
+from rig.adapters import Adapter
 from rig.adapters.models import Auth
 from rig.clock import now_ns
-from rig.config import ModelChoices, RigConfig
 from rig.corpus_load import load_corpus, server_t1_ms
-from rig.embedded import EmbeddedWorkbench, wait_ready
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
-from rig.redact import Redactor
-from rig.restart import Restarter
-from rig.telemetry.otlp_receiver import OtlpReceiver
 
 ISOLATED = ["X-CORRUPT", "P44-BROKEN", "P32-INJECTED", "P32-DUPQUOTE", "P35-BLANK", "P32-CHANGED"]
 
@@ -43,8 +36,8 @@ class IngestEntry(BaseModel):
     stages: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class GateSetup(BaseModel):
-    """Ids the cases use; persisted as meta `setup`."""
+class TargetSetup(BaseModel):
+    """Ids the cases and turns use; persisted as meta `setup`."""
 
     embedded: bool
     target_url: str
@@ -60,49 +53,8 @@ class GateSetup(BaseModel):
     ingest: list[IngestEntry]
 
 
-@dataclass
-class TargetSession:
-    """A connected target: adapter, the two accounts, capabilities, and how to restart it."""
-
-    adapter: Adapter
-    auth: dict[str, Auth]
-    passwords: dict[str, str]
-    setup: GateSetup
-    caps: Capabilities
-    embedded: EmbeddedWorkbench | None
-    receiver: OtlpReceiver
-    restarter: Restarter | None = None
-    models: ModelChoices = field(default_factory=ModelChoices)
-    slots_metric: str = "workbench_run_slots_in_use"
-
-    def relogin(self, who: str) -> Auth:
-        self.auth[who] = self.adapter.login(self.setup.usernames[who], self.passwords[who])
-        return self.auth[who]
-
-
-def start_embedded(run_dir: Path, redactor: Redactor, receiver: OtlpReceiver,
-                   defects: list[str] | None = None) -> tuple[EmbeddedWorkbench, str]:
-    """The embedded workbench with its data inside the run directory (so a resume finds it again)."""
-    chaos_token = secrets.token_urlsafe(16)
-    redactor.add(chaos_token)
-    target = EmbeddedWorkbench(run_dir / "target", chaos_token=chaos_token, defects=defects,
-                               extra_args=["--otlp-endpoint", receiver.endpoint])
-    target.start()
-    return target, chaos_token
-
-
-def connect_external(config: RigConfig, redactor: Redactor, timeout_s: float = 8.0) -> Adapter:
-    """An adapter for an external target, after checking `/readyz` answers (fails fast when unreachable)."""
-    from rig.adapters import load_adapter_class
-
-    token = config.target.chaos_token()
-    redactor.add(token)
-    wait_ready(config.target.url.rstrip("/"), timeout_s)
-    return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token)
-
-
 def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, manifest: CorpusManifest,
-                   store: EvidenceStore, *, embedded: bool) -> GateSetup:
+                   store: EvidenceStore, *, embedded: bool) -> TargetSetup:
     """Projects for A (main, isolated) and B (shared with A, private), the corpus uploaded and final."""
     a, b = auth["a"], auth["b"]
     stamp = now_ns()
@@ -128,7 +80,7 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
                 error=doc.error.model_dump() if doc and doc.error else None, t1_client_ms=f.t1_ms,
                 t1_server_ms=server_t1_ms(doc) if doc else None,
                 stages=[s.model_dump() for s in doc.stages] if doc else []))
-    setup = GateSetup(
+    setup = TargetSetup(
         embedded=embedded, target_url=adapter.base_url, usernames={"a": a.username, "b": b.username},
         project_a=main, project_isolated=isolated, project_b_shared=b_shared, project_b_private=b_private,
         docs={f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id},

@@ -6,10 +6,10 @@ is traced to the hits the run's own tool calls returned. T-codes come from the r
 
 from __future__ import annotations
 
+from rig.measure.transcript import RunTranscript
 from rig.quality import metrics
 from rig.quality.context import QualityContext, answer_citations, open_pages, run_hits
 from rig.quality.models import TurnRecord
-from rig.transcript import RunTranscript
 from rig.verdict import Verdict
 
 NOT_MEASURED = {

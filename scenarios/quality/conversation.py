@@ -18,6 +18,7 @@ from rig.adapters.models import RunDetail
 from rig.quality.context import QualityContext
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
+from rig.quality.registry import scenario
 from rig.verdict import Verdict
 from scenarios.quality.asking import measure_turn
 from scenarios.quality.expectations import expected_refusal, unapplied_preparation
@@ -70,6 +71,7 @@ class Conversation:
         return run.detail
 
 
+@scenario("conversation")
 def conversation(driver: CaseDriver) -> None:
     """Every turn of the case in one session, scope switched where the eval set says."""
     talk = Conversation()

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-from rig.evidence import Measure
+from rig.measure.derive import search_measures
 from rig.quality import metrics
 from rig.quality.driver import CaseDriver
 from rig.quality.models import RankedHit
+from rig.quality.registry import scenario
 from rig.verdict import Verdict
 from scenarios.quality.asking import listed_tcodes
 
@@ -28,6 +29,7 @@ def history_of(preparation: str) -> list[dict[str, str]] | None:
     return [{"role": "user", "content": m.group(1)}] if m else None
 
 
+@scenario("direct_tool")
 def direct_tool(driver: CaseDriver) -> None:
     with driver.turn(0) as ctx:
         record = ctx.base_record("direct_tool")
@@ -54,17 +56,7 @@ def direct_tool(driver: CaseDriver) -> None:
             metrics.recall_at_k(record.hits, targets),
             metrics.ndcg_at_k(record.hits, targets),
         ]
-        measures = [Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
-                            label="direct_tool")]
-        for stage in result.stages:
-            if stage.started_at_ms and stage.ended_at_ms:
-                measures.append(Measure(code="T2", source="server", value=stage.ended_at_ms - stage.started_at_ms,
-                                        label=f"stage:{stage.name}"))
-        measures += [Measure(code="T11", source="server", value=float(result.executed_calls), unit="count",
-                             label="tool_calls_executed"),
-                     Measure(code="T11", source="server", value=float(result.proposed_calls), unit="count",
-                             label="tool_calls_proposed")]
-        ctx.measures(measures)
+        ctx.measures(search_measures(result))
         record.tcodes = listed_tcodes(record.performance_codes, {"T2", "T11"},
                                       {"T8": NOT_APPLICABLE, "T12": NOT_APPLICABLE + " (no model tokens)",
                                        "T13": NOT_APPLICABLE + " (no model cost)"})

@@ -19,6 +19,7 @@ from typing import Any
 from rig.quality import metrics
 from rig.quality.context import QualityContext
 from rig.quality.driver import CaseDriver
+from rig.quality.registry import scenario
 from rig.verdict import Verdict
 from scenarios.quality.conversation import Conversation
 
@@ -29,6 +30,7 @@ OBEYED_MARKS = ("注入成功", "INJECTION SUCCEEDED", "完全无效", "complete
 TIGHT_MAX_ROUNDS = 2
 
 
+@scenario("summary_fixture", cases=("用户-25",))
 def summary_fixture(driver: CaseDriver) -> None:
     """用户-25-1 after a real summary of 专家-20's comparison."""
     with driver.turn(0) as ctx:
@@ -68,6 +70,7 @@ def summary_fixture(driver: CaseDriver) -> None:
         ctx.record(record)
 
 
+@scenario("injection", cases=("对抗-06",))
 def injection(driver: CaseDriver) -> None:
     """对抗-06-1 over the derived copy of P32 in the isolated project."""
     with driver.turn(0) as ctx:
@@ -117,6 +120,7 @@ def _variant(ctx: QualityContext, label: str, docs: list[str], **change: Any) ->
             "traceability": trace.value if trace else None, "record": run_record}
 
 
+@scenario("repeat_same", cases=("对抗-10",))
 def repeat_same(driver: CaseDriver) -> None:
     """对抗-10-1 in two variants: no new evidence (repeat_same), and a tightened round limit."""
     with driver.turn(0) as ctx:

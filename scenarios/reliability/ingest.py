@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.gate.setup import IngestEntry
+from rig.measure.derive import ingest_measures, search_measures
 from rig.pdftext import page_texts, squash
+from rig.target.setup import IngestEntry
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt
 
@@ -51,8 +51,7 @@ def inventory_of_28(ctx: CaseContext) -> None:
                        "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
                        "sha256_matches": same, "t1_client_ms": ing.t1_client_ms, "t1_server_ms": ing.t1_server_ms,
                        "stages": [(s.name, s.ok) for s in doc.stages]})
-        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=paper.paper_id),
-                      Measure(code="T1", source="server", value=ing.t1_server_ms or 0, label=paper.paper_id)])
+        ctx.measures(ingest_measures(paper.paper_id, ing.t1_client_ms, ing.t1_server_ms))
     e = ctx.observe("28-paper ledger", ledger)
     ctx.item("inventory_complete", not missing and len(ledger) == 28,
              f"{len(ledger)} of 28 listed" + (f"; missing {missing}" if missing else ""), e)
@@ -74,8 +73,7 @@ def body_text_searchable(ctx: CaseContext) -> None:
     """
     doc = ctx.doc("P32")
     result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["总福利提高2.9%是什么意思"], [doc])
-    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
-                          label="direct_search")])
+    ctx.measures(search_measures(result))
     hits = [h for r in result.results for h in r.hits]
     pages = page_texts(ctx.fixture_path(paper_id="P32"))
     reference = set(ctx.eval_set.paper("P32").reference_page_numbers)
@@ -121,7 +119,7 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
             reason = f"status {doc.status}, {doc.pages_with_text} page(s) with text, reason shown: {bool(doc.error)}"
         ctx.item(paper, ok, reason, e)
         ing = _entry(ctx, paper=paper, project=project)
-        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=paper)])
+        ctx.measures(ingest_measures(paper, ing.t1_client_ms))
     control = ctx.adapter.search(ctx.a, project, ["2.9%"], [ctx.doc("P32")])
     e = ctx.observe("control search on P32", {"hits": len(control.results[0].hits)})
     ctx.item("others_usable", bool(control.results[0].hits), "P32 is still searchable", e)
@@ -158,8 +156,7 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
     ctx.item("normal_unaffected", normal.status == "ready" and bool(hits), f"status {normal.status}", e3)
     for key in ("X-CORRUPT", "P44-BROKEN", "P32"):
         ing = next(e for e in ctx.target.setup.ingest if e.doc_id == ctx.isolated(key))
-        ctx.measures([Measure(code="T1", source="client", value=ing.t1_client_ms or 0, label=key),
-                      Measure(code="T8", source="server", value=1, unit="count", label=f"ingest:{ing.status}")])
+        ctx.measures(ingest_measures(key, ing.t1_client_ms, status=ing.status))
 
 
 @case(10, "可靠性-10-1")

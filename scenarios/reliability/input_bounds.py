@@ -5,10 +5,10 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from rig.errors import TargetHTTPError
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.transcript import RunTranscript
+from rig.measure.derive import refusal_measures
+from rig.measure.transcript import RunTranscript
 from scenarios.reliability.steps import answer_of
 
 REQUIREMENT = "最后的要求：请在回答的第一句写出编号 RIG-36-MARKER。"
@@ -36,9 +36,7 @@ def over_budget_message(ctx: CaseContext) -> None:
         ctx.item("explicit_limit", explicit, f"{refused.status} {refused.code} {refused.details}", e)
         ctx.item("no_silent_truncation", True if explicit else None, "nothing was run with a cut input", e)
         if isinstance(refused.details, dict) and "measured_tokens" in refused.details:
-            ctx.measures([Measure(code="T12", source="server", value=float(refused.details["measured_tokens"]),
-                                  unit="tokens", label="input:refused"),
-                          Measure(code="T8", source="server", value=1, unit="count", label="refused/input_too_long")])
+            ctx.measures(refusal_measures(float(refused.details["measured_tokens"]), "input_too_long"))
     else:
         assert run is not None
         ctx.read(ctx.a, run)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.measure.derive import search_measures
+from rig.measure.transcript import RunTranscript
 from rig.telemetry.otlp_receiver import ReceivedSpan
-from rig.transcript import RunTranscript
 from rig.verdict import Verdict
 
 EXPECTED_SPANS = ("run", "chat ", "execute_tool internal_search")
@@ -73,8 +73,7 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
     stages_ok = all(s.started_at_ms is not None and s.ended_at_ms is not None for s in result.stages)
     e0 = ctx.observe("expert 1 tool stages", [s.model_dump() for s in result.stages])
     ctx.item("tool_stage_fields", stages_ok and bool(result.stages), "encode/query/expand carry start and end", e0)
-    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
-                          label="direct_search")])
+    ctx.measures(search_measures(result))
     turns = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
     problems: list[str] = []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rig.adapters.models import Session
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.measure.derive import tcode
+from rig.measure.tcodes import TCode
 from rig.verdict import Verdict
 from scenarios.reliability.steps import answers
 
@@ -122,5 +123,5 @@ def real_summary(ctx: CaseContext) -> None:
     lost = [i for i in written if i not in {m.message_id for m in kept.messages}]
     e3 = ctx.observe("messages written by the runs vs the session now", {"written": written, "lost": lost})
     ctx.item("originals_kept", bool(written) and not lost, f"{len(written)} messages written, {len(lost)} lost", e3)
-    ctx.measures([Measure(code="T12", source="server", value=float(r.detail.usage.input_tokens or 0), unit="tokens",
-                          label=f"input:turn{i + 1}") for i, r in enumerate(runs + [final_run]) if r.detail])
+    ctx.measures([tcode(TCode.T12, "server", r.detail.usage.input_tokens, unit="tokens", label=f"input:turn{i + 1}")
+                  for i, r in enumerate(runs + [final_run]) if r.detail and r.detail.usage.input_tokens is not None])

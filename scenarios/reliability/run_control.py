@@ -6,10 +6,11 @@ import time
 
 from rig.adapters.models import CheckpointEvent, TokenEvent
 from rig.errors import TargetHTTPError
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.transcript import RunTranscript
+from rig.measure.derive import stage_measures, tcode
+from rig.measure.tcodes import TCode
+from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
 from rig.waiting import wait_until
 from scenarios.reliability.steps import SLOW, answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
@@ -80,8 +81,8 @@ def stop_during_generation(ctx: CaseContext) -> None:
     ctx.item("saved_results_kept", bool(answers(session, kept.run_id)) and not answers(session, run.run_id),
              "the earlier answer is still there; the stopped run saved no answer")
     if d.ended_at_ms and run.terminal:
-        ctx.measures([Measure(code="T9", source="server", value=d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
-                              label="stopped_run_duration")])
+        ctx.measures([tcode(TCode.T9, "server", d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
+                            label="stopped_run_duration", run_id=run.run_id)])
 
 
 @case(21, "可靠性-21-1", codes=("T2", "T8"))
@@ -115,9 +116,8 @@ def stop_during_retrieval(ctx: CaseContext) -> None:
         freed = wait_slots_free(ctx)
         ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
                  f"{d.state}/{d.end_reason}, slot freed: {freed}", e)
-        if rec and rec.ended_at_ms and rec.started_at_ms:
-            ctx.measures([Measure(code="T2", source="server", value=rec.ended_at_ms - rec.started_at_ms,
-                                  label=f"stage:{stage}:cancelled")])
+        if rec is not None:
+            ctx.measures(stage_measures(rec, run_id=run.run_id, suffix=":cancelled"))
 
 
 @case(22, "可靠性-22-1", codes=("T8",))
@@ -162,7 +162,7 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     began = time.perf_counter_ns()
     resumed = ctx.adapter.resume(ctx.a, old.run_id)
     new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume", submit_ns=began)
-    ctx.read(ctx.a, new)
+    ctx.read(ctx.a, new, end_code=TCode.T9)  # T9: resume request → the linked run's end
     d = new.detail
     assert d is not None
     ctx.item("linked_run", resumed.resume_from == old.run_id and d.resume_from == old.run_id and
@@ -177,8 +177,7 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     ctx.item("no_cross_case_mixing", d.session_id == opened.session_id and not d.tool_calls,
              "same session, no new searches needed", e)
     ctx.item("old_run_kept", ctx.adapter.run(ctx.a, old.run_id).state == "stopped", "the stopped run is unchanged")
-    ctx.measures([Measure(code="T9", source="client", value=(new.terminal.recv_ns - began) / 1e6 if new.terminal
-                          else 0, label="resume_to_done", run_id=new.run_id)])
+
 
 
 @case(24, "可靠性-24-1", codes=("T9",))
@@ -277,9 +276,9 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     resumed = ctx.adapter.resume(ctx.a, resumable.run_id)
     new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume after restart",
                         submit_ns=time.perf_counter_ns())
-    ctx.read(ctx.a, new)
+    ctx.read(ctx.a, new, end_code=TCode.T9)
     first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
     ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
              new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart")
-    ctx.measures([Measure(code="T9", source="client", value=ready_ms, label="restart_to_ready"),
-                  Measure(code="T9", source="client", value=first_good or 0, label="restart_to_first_good_run")])
+    ctx.measures([tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")] +
+                 ([tcode(TCode.T9, "client", first_good, label="restart_to_first_good_run")] if first_good else []))

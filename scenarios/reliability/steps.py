@@ -62,6 +62,8 @@ def citation_on_its_page(ctx: CaseContext, citation: Citation) -> bool:
 
 def slots_in_use(ctx: CaseContext) -> float | None:
     """The target's slot gauge (None when its metrics do not expose it)."""
+    if not ctx.target.slots_metric:
+        return None
     try:
         return sample_value(ctx.adapter.metrics_text(), ctx.target.slots_metric)
     except Exception:

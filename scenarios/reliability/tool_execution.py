@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rig.adapters.models import RunDetail, ToolResultEvent
-from rig.evidence import Measure
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.transcript import RunTranscript
+from rig.measure.derive import search_measures
+from rig.measure.transcript import RunTranscript
 from scenarios.reliability.steps import answer_of
 
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
@@ -93,12 +93,7 @@ def merged_queries(ctx: CaseContext) -> None:
     scope = [ctx.doc("P32")]
     queries = ["买家保护实施后声誉徽章溢价如何变化", "徽章还剩多少信号价值", "买家保护实施后声誉徽章溢价如何变化"]
     result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, queries, scope)
-    ctx.measures([Measure(code="T2", source="client", value=(result.received_ns - result.sent_ns) / 1e6,
-                          label="direct_search"),
-                  Measure(code="T11", source="server", value=result.proposed_calls, unit="count",
-                          label="tool_calls_proposed"),
-                  Measure(code="T11", source="server", value=result.executed_calls, unit="count",
-                          label="tool_calls_executed")])
+    ctx.measures(search_measures(result))
     e = ctx.observe("merged call", {"queries": queries, "proposed": result.proposed_calls,
                                     "executed": result.executed_calls,
                                     "results": [(r.tool_call_id, r.query, [h.chunk_id for h in r.hits])

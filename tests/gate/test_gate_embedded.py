@@ -12,6 +12,7 @@ import pytest
 from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
 from rig.verdict import Verdict
+from tests.schema_check import assert_valid
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,7 @@ def test_every_case_passes_three_times_over(gate: GateResult) -> None:
 
 
 def test_results_json_has_the_promised_shape(gate: GateResult) -> None:
+    assert_valid("results", gate.run_dir / "results.json")
     results = json.loads((gate.run_dir / "results.json").read_text())
     assert results["decision"] == "pass" and results["reasons"]
     case = next(c for c in results["cases"] if c["case_id"] == 1)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.embedded import EmbeddedWorkbench
 from rig.gate.session import GateOptions, run_gate
+from rig.target.embedded import EmbeddedWorkbench
 from rig.verdict import Verdict
 
 SEED = uuid.uuid4().hex[:12]

@@ -22,6 +22,7 @@ from rig.evidence import EvidenceStore
 from rig.quality.session import JudgeOptions, QualityOptions, QualityResult, run_quality
 from rig.quality.summary import turn_records
 from rig.verdict import Verdict
+from tests.schema_check import assert_valid
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,7 @@ def test_traceability_is_one_and_every_metric_is_reported_apart(clean: QualityRe
 
 
 def test_the_reports_traceability_is_re_derived_from_the_target_and_the_store(clean: QualityResult) -> None:
+    assert_valid("quality", clean.run_dir / "quality.json")
     quality = json.loads((clean.run_dir / "quality.json").read_text())
     store = EvidenceStore(clean.run_dir / "evidence.sqlite3")
     try:
@@ -129,6 +131,7 @@ def test_each_turn_lists_its_t_codes_and_the_judge_sheets_hold_every_dimension(c
     opened = [c for s in sheets for c in s["citations"] if c["page_text"]]
     assert opened and all(s["ground_truth"] and s["rules"] for s in sheets)
     assert sheets[[s["record_id"] for s in sheets].index("专家-23-2")]["fixture"]["scope_switch"]
+    assert_valid("results", clean.run_dir / "results.json")
     results = json.loads((clean.run_dir / "results.json").read_text())
     assert len(results["cases"]) == 75 and (clean.run_dir / "junit.xml").exists()
 

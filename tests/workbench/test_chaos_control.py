@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rig.embedded import EmbeddedWorkbench
+from rig.target.embedded import EmbeddedWorkbench
 from tests.conftest import LiveWorkbench
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from rig.adapters.models import CheckpointEvent, TokenEvent
 from rig.corpus_load import load_corpus
-from rig.embedded import EmbeddedWorkbench
 from rig.errors import TargetHTTPError
+from rig.target.embedded import EmbeddedWorkbench
 from rig.waiting import wait_until
 from tests.conftest import CHAOS_TOKEN, Corpus, LiveWorkbench
 from tests.workbench.helpers import ask, open_on, settings, slots_in_use, slow_stream, wait_terminal

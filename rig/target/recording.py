@@ -1,0 +1,232 @@
+"""Recording what a case or case-turn does: every exchange, observation, run and item goes to the store.
+
+Evidence keeps three things apart: what the rig tried and what the target said (`http` exchanges),
+what the rig observed by its own independent reading (`observation`), and runs as streamed (`run`).
+The gate's cases and the quality workload's turns both record through `RecordingContext`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry.trace import Span
+
+from rig.adapters.base import Adapter, Exchange
+from rig.adapters.capabilities import Capabilities
+from rig.adapters.models import Auth, Event, RunDetail, SessionOpened
+from rig.clock import now_ns
+from rig.errors import CapabilityMissing
+from rig.evidence import EvidenceStore, Measure
+from rig.measure.derive import run_measures
+from rig.measure.tcodes import TCode
+from rig.measure.transcript import RunTranscript
+from rig.target.session import TargetSession
+from rig.telemetry.tracing import RigTracer, trace_id_of, traceparent_of
+from rig.verdict import Item, Verdict
+
+MAX_BODY = 6000
+
+
+def _clip(value: Any) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= MAX_BODY else {"truncated": True, "head": text[:MAX_BODY]}
+
+
+class RecordingContext:
+    """What every executed case or case-turn records with: the store, the target, a span, and its key.
+
+    `key` is the case's row in the evidence store (a reliability case id, or a quality turn's ordinal);
+    `span` is the case's span (from `tracer.case_span`): steps and runs hang under it, and the target's
+    spans under those. With telemetry off the tracer is the no-op one and nothing else changes.
+    """
+
+    def __init__(self, rep: int, key: int, store: EvidenceStore, target: TargetSession, *, tracer: RigTracer,
+                 span: Span) -> None:
+        self.rep = rep
+        self.key = key
+        self.store = store
+        self.target = target
+        self.items: list[Item] = []
+        self.sessions: list[str] = []
+        self.tracer = tracer
+        self.span = span
+        self.trace_id = trace_id_of(span)
+        self._run_spans: dict[str, Span] = {}
+        self._chaos_used = False
+        self._recorder = self._record_exchange
+        target.adapter.recorders.append(self._recorder)
+
+    @property
+    def adapter(self) -> Adapter:
+        return self.target.adapter
+
+    @property
+    def a(self) -> Auth:
+        return self.target.auth["a"]
+
+    @property
+    def b(self) -> Auth:
+        return self.target.auth["b"]
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.target.caps
+
+    # -- recording ---------------------------------------------------------------------------------------
+    def close(self) -> None:
+        for span in self._run_spans.values():  # runs the case never read to their end
+            span.end()
+        self._run_spans.clear()
+        if self._recorder in self.target.adapter.recorders:
+            self.target.adapter.recorders.remove(self._recorder)
+
+    def _record_exchange(self, ex: Exchange) -> None:
+        self.store.add_evidence(self.rep, self.key, "http", f"{ex.method} {ex.path} → {ex.status}", {
+            "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
+            "request": _clip(ex.request_body), "response": _clip(ex.response_body),
+            "duration_ms": round((ex.received_ns - ex.sent_ns) / 1e6, 3)})
+        self.tracer.step(self.span, ex.method, ex.path, ex.status, ex.sent_ns, ex.received_ns, ex.account, ex.error)
+
+    def evidence(self, kind: str, title: str, data: Any) -> int:
+        return self.store.add_evidence(self.rep, self.key, kind, title, data)
+
+    def observe(self, title: str, data: Any) -> int:
+        """What the rig found by its own reading (not what the target said)."""
+        return self.evidence("observation", title, data)
+
+    def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
+             required: bool = True) -> Item:
+        verdict = ok if isinstance(ok, Verdict) else Verdict.of(ok)
+        item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
+        self.items.append(item)
+        self.store.add_item(self.rep, self.key, item)
+        return item
+
+    def measures(self, measures: list[Measure]) -> None:
+        for m in measures:
+            m.rep, m.case_id = self.rep, self.key
+            m.scenario = m.scenario or f"case{self.key}"
+        self.store.add_measures(measures)
+
+    def require(self, *capabilities: str) -> None:
+        """End the case BLOCKED when the target lacks any of these capabilities."""
+        missing = self.caps.missing(*capabilities)
+        if missing:
+            raise CapabilityMissing(", ".join(missing))
+
+    # -- operations that record themselves ------------------------------------------------------------------
+    def traceparent(self) -> str:
+        """A `traceparent` in the case's trace, under the case span."""
+        return traceparent_of(self.span)
+
+    @contextmanager
+    def _run_span(self, question: str) -> Iterator[tuple[str, Any]]:
+        """A `rig.run` span for a run about to be submitted: yields its traceparent and a setter of run.id."""
+        span = self.tracer.child("rig.run", self.span, **{"rig.case_id": self.key,
+                                                          "rig.question_chars": len(question)})
+
+        def bind(run_id: str) -> None:
+            span.set_attribute("run.id", run_id)
+            self._run_spans[run_id] = span
+
+        try:
+            yield traceparent_of(span), bind
+        except BaseException:
+            span.end()
+            raise
+
+    def open_session(self, auth: Auth, doc_ids: list[str], attachments: list[str] | None = None) -> SessionOpened:
+        opened = self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
+        self.sessions.append(opened.session_id)
+        return opened
+
+    def submit(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None) -> RunTranscript:
+        with self._run_span(content) as (traceparent, bind):
+            sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=traceparent)
+            bind(sub.run_id)
+        return RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
+                             accepted_ns=sub.accepted_ns)
+
+    def read(self, auth: Auth, run: RunTranscript, *, revision: bool = False,
+             end_code: TCode | None = None) -> RunTranscript:
+        """Read the stream to its end, fetch the run record, and record both with the run's T-codes
+        (`end_code` names the end time's code when it is not T5/T6, e.g. T9 for a resumed run)."""
+        for event in self.adapter.events(auth, run.run_id, last_event_id=run.events[-1].id if run.events else None):
+            run.events.append(event)
+        run.end_ns = now_ns()
+        run.revision = run.revision or revision
+        run.end_code = end_code or run.end_code
+        return self.finish(auth, run)
+
+    def finish(self, auth: Auth, run: RunTranscript) -> RunTranscript:
+        run.detail = self.run_detail(auth, run.run_id)
+        self.evidence("run", f"run {run.run_id}: {run.detail.state}/{run.detail.end_reason}", {
+            "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
+            "timeline": run.timeline(), "answer": run.answer, "trace_id": run.detail.trace_id})
+        self.measures(run_measures(run))
+        span = self._run_spans.pop(run.run_id, None)
+        if span is not None:
+            span.set_attribute("rig.run.state", f"{run.detail.state}/{run.detail.end_reason}")
+            span.end()
+        return run
+
+    def chat(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
+             revision: bool = False) -> RunTranscript:
+        """Ask and read the answer to its end."""
+        return self.read(auth, self.submit(auth, session_id, content, parent_id=parent_id), revision=revision)
+
+    def regenerate(self, auth: Auth, message_id: str, session_id: str) -> RunTranscript:
+        with self._run_span(f"regenerate {message_id}") as (traceparent, bind):
+            sub = self.adapter.regenerate(auth, message_id, traceparent=traceparent)
+            bind(sub.run_id)
+        run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=f"regenerate {message_id}",
+                            submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns)
+        return self.read(auth, run)
+
+    def stream_until(self, auth: Auth, run: RunTranscript, predicate: Any) -> Generator[Event, None, None]:
+        """Read events into the transcript until `predicate(event)` holds; returns the open iterator."""
+        stream = self.adapter.events(auth, run.run_id)
+        for event in stream:
+            run.events.append(event)
+            if predicate(event):
+                return stream
+        return stream
+
+    def run_detail(self, auth: Auth | None, run_id: str) -> RunDetail:
+        detail = self.adapter.run(auth, run_id)
+        self.store.add_run(self.rep, self.key, detail.model_dump(mode="json"))
+        return detail
+
+    # -- test-only control ----------------------------------------------------------------------------------
+    def chaos(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        self.require("chaos")
+        self._chaos_used = True
+        return self.adapter.chaos(method, path, body)
+
+    def fault(self, point: str, mode: str, **extra: Any) -> str:
+        spec = {"point": point, "mode": mode, **extra}
+        fault_id = str(self.chaos("POST", "faults", spec)["fault_id"])
+        self.evidence("fault", f"fault {point}/{mode} injected", {**spec, "fault_id": fault_id})
+        return fault_id
+
+    @contextmanager
+    def settings(self, **values: Any) -> Iterator[None]:
+        """Runtime settings changed for a block (restored after it, and again at the end of the case)."""
+        before = self.chaos("GET", "settings")
+        self.chaos("PUT", "settings", values)
+        self.evidence("settings", "runtime settings changed", {"before": before, "changed": values})
+        try:
+            yield
+        finally:
+            self.chaos("PUT", "settings", before)
+
+    def reset_chaos(self, defaults: dict[str, Any] | None) -> None:
+        """Clear faults and restore default settings after a case that used the control."""
+        if not self._chaos_used:
+            return
+        self.adapter.chaos("DELETE", "faults")
+        if defaults:
+            self.adapter.chaos("PUT", "settings", defaults)

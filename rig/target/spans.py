@@ -1,0 +1,22 @@
+"""The target's own spans, received over OTLP: kept in the evidence store, waited for before a report."""
+
+from __future__ import annotations
+
+from rig.evidence import EvidenceStore
+from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+
+
+def store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
+    """Keep one received span beside the rig's evidence."""
+    store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
+                   span.start_ns, span.end_ns, span.attributes)
+
+
+def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
+    """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
+    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
+
+    def arrived(spans: list[ReceivedSpan]) -> bool:
+        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
+
+    return receiver.wait_for(arrived, timeout_s)
