@@ -9,8 +9,8 @@ from pathlib import Path
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import Auth
 from rig.corpus_load import load_corpus
-from rig.embedded import EmbeddedWorkbench
 from rig.fixtures import ensure_corpus
+from rig.target.embedded import EmbeddedWorkbench
 
 
 @dataclass

@@ -18,8 +18,8 @@ from rig.adapters.models import TokenEvent
 from rig.catalog import load_eval_set
 from rig.clock import now_ns
 from rig.corpus_load import load_corpus, server_t1_ms
-from rig.embedded import EmbeddedWorkbench
 from rig.fixtures import build_corpus
+from rig.target.embedded import EmbeddedWorkbench
 
 
 def pct(values: list[float], q: float) -> float:

@@ -4,7 +4,8 @@
 
 The workbench is told to hold its first answer token back for minutes, so one run stays live and
 every stream stays open on it. One Locust process (the same as one `rig load` worker) spawns that
-many users; each opens the run's event stream with the rig's reader and blocks on it. A sampler in
+many users; each opens the run's event stream through the rig's adapter on Locust's client and
+blocks on it. A sampler in
 the process reports how many streams have received their first event and the process's RSS; the
 benchmark prints the count reached and (RSS at that count − RSS before the first user) ÷ count.
 Goal: ≥ 1000 open streams per worker.
@@ -28,7 +29,9 @@ LOCUSTFILE = r'''
 import json, os
 import gevent
 from locust import FastHttpUser, task, constant, events
-from scenarios.load.sse_reader import read_stream, StreamTimes
+from rig.adapters import WorkbenchAdapter
+from rig.adapters.models import Auth
+from rig.load.transport import LocustTransport
 
 RUN = os.environ["BENCH_RUN"]; TOKEN = os.environ["BENCH_TOKEN"]; OUT = os.environ["BENCH_OUT"]
 H = {"authorization": "Bearer " + TOKEN}
@@ -56,17 +59,17 @@ class HolderUser(FastHttpUser):
     wait_time = constant(3600)
     network_timeout = 600.0
     connection_timeout = 30.0
+    def on_start(self):
+        self.adapter = WorkbenchAdapter(self.host, transport=LocustTransport(self.client))
+        self.auth = Auth(token=TOKEN, user_id="bench", username="bench")
     @task
     def hold(self):
         counted = False
         try:
-            with self.client.get(f"/api/v1/runs/{RUN}/events", headers=H, stream=True, name="events") as resp:
-                t = StreamTimes()
-                raw = resp._response
-                raw.readline(b"\n\n")  # the retry hint: the stream is open
-                STATE["open"] += 1
-                counted = True
-                read_stream(resp, t)
+            for _event in self.adapter.events(self.auth, RUN, timeout_s=600):
+                if not counted:  # the first event: the stream is open and being read
+                    STATE["open"] += 1
+                    counted = True
         except Exception:
             STATE["failed"] += 1
         finally:

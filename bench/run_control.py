@@ -18,9 +18,9 @@ from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import TokenEvent
 from rig.clock import now_ns
 from rig.corpus_load import load_corpus
-from rig.embedded import EmbeddedWorkbench
 from rig.fixtures import ensure_corpus
 from rig.promtext import sample_value
+from rig.target.embedded import EmbeddedWorkbench
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
     python bench/timing_fidelity.py [--levels 50,100,200] [--seconds 12]
 
 For each level, one Locust process runs that many researcher streams at once (each user asks on its own
-session and reads the stream, in a loop): half read with the rig's reader, half with a bare baseline
+session and reads the stream, in a loop): half read through the rig's adapter on Locust's client (the
+one SSE reader and typed events a load run's researcher uses), half with a bare baseline
 that stamps the raw line holding the first answer token, so what the rig's parsing costs is apart
 from what the server and the shared CPUs cost. For every run it takes the client wall
 time at which the first answer token's event block was complete (`rig.clock.wall_ms`) minus the `ts_ms`
@@ -29,8 +30,10 @@ HERE = Path(__file__).resolve().parent
 LOCUSTFILE = r'''
 import json, os, time
 from locust import FastHttpUser, task, constant, events
+from rig.adapters import WorkbenchAdapter
+from rig.adapters.models import Auth, TokenEvent
 from rig.clock import wall_ms
-from scenarios.load.sse_reader import read_stream
+from rig.load.transport import LocustTransport
 
 TOKEN = os.environ["BENCH_TOKEN"]; PROJECT = os.environ["BENCH_PROJECT"]; DOC = os.environ["BENCH_DOC"]
 OUT = os.environ["BENCH_OUT"]
@@ -54,15 +57,20 @@ class _Asker(FastHttpUser):
         return r.json()["run_id"] if r.status_code == 202 else None
 
 class RigReaderUser(_Asker):
+    """The rig's path: the adapter on Locust's client, the one SSE reader, typed events."""
+    def on_start(self):
+        super().on_start()
+        self.adapter = WorkbenchAdapter(self.host, transport=LocustTransport(self.client))
+        self.auth = Auth(token=TOKEN, user_id="bench", username="bench")
     @task
     def ask(self):
         run = self.submit()
         if run is None:
             return
-        with self.client.get(f"/api/v1/runs/{run}/events", headers=H, stream=True, name="events") as resp:
-            t = read_stream(resp)
-        if t.first_answer_ns and t.first_server_token_ms is not None:
-            DELTAS["rig"].append(wall_ms(t.first_answer_ns) - t.first_server_token_ms)
+        events = list(self.adapter.events(self.auth, run))
+        first = next((e for e in events if isinstance(e, TokenEvent) and e.kind == "answer"), None)
+        if first is not None and first.server_ts_ms is not None:
+            DELTAS["rig"].append(wall_ms(first.recv_ns) - first.server_ts_ms)
 
 class BareReaderUser(_Asker):
     """Baseline: raw lines, stamped the moment the line holding the first answer token arrives."""

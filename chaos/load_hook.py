@@ -11,6 +11,20 @@ from chaos.restarters import CommandRestarter, DockerRestarter, LocalProcessRest
 from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
 from rig.errors import RigError
+from rig.load.extensions import LoadExtensions
+from rig.load.options import LoadOptions
+from rig.load.summary import LoadSummary
+from rig.telemetry.tracing import RigTracer, noop_tracer
+
+
+def chaos_extension(options: LoadOptions, *, chaos_metrics_port: int | None = None, **_: Any) -> LoadExtensions | None:
+    """The `rig.load_extensions` plug-in: the schedule of `--chaos` as load hooks, None without one."""
+    if not options.chaos:
+        return None
+    schedule = ChaosLoad(options.chaos, metrics_port=chaos_metrics_port, metrics_host=options.metrics_host,
+                         pushgateway=options.pushgateway, otlp_endpoint=options.otlp_endpoint)
+    return LoadExtensions(during=[schedule.during], prepare=[schedule.prepare], finish=[schedule.finish],
+                          bands=schedule.bands, sections=schedule.sections)
 
 
 class ChaosLoad:
@@ -26,12 +40,12 @@ class ChaosLoad:
         self.pushgateway = pushgateway
         self.otlp_endpoint = otlp_endpoint
         self.runner: ChaosRunner | None = None
-        self._tracer: Any = None
+        self._tracer: RigTracer = noop_tracer()
 
     # -- prepare: the target is up, Locust not yet started ---------------------------------------------------
     def prepare(self, ctx: Any) -> None:
         from rig.load.procs import free_port
-        from rig.telemetry.tracing import RigTracer, configured_endpoints
+        from rig.telemetry.tracing import configured_endpoints
 
         self.schedule.check_fits(ctx.options.duration_s)
         injectors = Injectors(ctx.adapter, self._restarter(ctx), {str(k): v for k, v in self.schedule.proxies.items()})
@@ -40,7 +54,7 @@ class ChaosLoad:
         port = self.metrics_port or free_port()
         self.metrics.serve(port, self.metrics_host)
         endpoints = configured_endpoints(self.otlp_endpoint)
-        self._tracer = RigTracer(endpoints, kind="chaos") if endpoints else None
+        self._tracer = RigTracer(endpoints, kind="chaos") if endpoints else noop_tracer()
         self.runner = ChaosRunner(self.schedule, injectors, self.metrics, self._tracer)
         ctx.store.set_meta("chaos_schedule", {"file": str(self.path), **self.schedule.model_dump(mode="json",
                                                                                                   by_alias=True)})
@@ -55,9 +69,9 @@ class ChaosLoad:
 
         target = load_config(ctx.options.config).target
         if target.docker_container:
-            return DockerRestarter(target.docker_container, ctx.adapter.base_url)
+            return DockerRestarter(target.docker_container, ctx.adapter.base_url, ready_path=target.ready_path)
         if target.restart_cmd:
-            return CommandRestarter(target.restart_cmd, ctx.adapter.base_url)
+            return CommandRestarter(target.restart_cmd, ctx.adapter.base_url, ready_path=target.ready_path)
         return None
 
     # -- during and after -----------------------------------------------------------------------------------
@@ -67,7 +81,7 @@ class ChaosLoad:
 
     during.__name__ = "chaos"
 
-    def finish(self, ctx: Any, summary: dict[str, Any]) -> None:
+    def finish(self, ctx: Any, summary: LoadSummary) -> None:
         """Check committed answers survived each restart, derive the per-window analysis, push the counters."""
         retention: dict[str, Any] = {}
         for e in ctx.store.evidence(kind="chaos_window"):
@@ -78,8 +92,9 @@ class ChaosLoad:
                     retention[w["step"]] = check_retained(ctx.adapter, ctx.passwords, committed)
                 except RigError as exc:
                     retention[w["step"]] = {"checked": len(committed), "error": str(exc)}
-        summary["chaos"] = analyse(ctx.store, retention)
-        summary["chaos"]["metrics_url"] = ctx.store.meta("chaos_metrics")
+        chaos = analyse(ctx.store, retention)
+        chaos["metrics_url"] = ctx.store.meta("chaos_metrics")
+        summary.chaos = chaos
         if self.pushgateway:
             from prometheus_client import push_to_gateway
 
@@ -87,9 +102,9 @@ class ChaosLoad:
                 push_to_gateway(self.pushgateway, job="rig_chaos", registry=self.metrics.registry,
                                 grouping_key={"run": ctx.run_dir.name})
             except OSError as exc:
-                summary["chaos"]["push_error"] = str(exc)
+                chaos["push_error"] = str(exc)
         self.metrics.close()
-        if self._tracer is not None:
+        if self._tracer is not noop_tracer():
             self._tracer.close()
 
     def bands(self, ctx: Any) -> list[tuple[float, float, str]]:
@@ -97,7 +112,7 @@ class ChaosLoad:
 
         return chaos_bands(ctx.store)
 
-    def sections(self, ctx: Any, summary: dict[str, Any]) -> list[tuple[str, str]]:
+    def sections(self, ctx: Any, summary: LoadSummary) -> list[tuple[str, str]]:
         from rig.report.chaos_section import chaos_section
 
-        return [("Chaos", chaos_section(summary.get("chaos") or {}))]
+        return [("Chaos", chaos_section(summary.chaos or {}))]

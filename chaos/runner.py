@@ -9,7 +9,6 @@ closes (`chaos_window`), is a `rig.chaos <step>` span, and counts in `rig_chaos_
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from typing import Any
@@ -20,6 +19,7 @@ from pydantic import BaseModel
 from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
 from rig.errors import RigError
+from rig.telemetry.tracing import RigTracer, noop_tracer
 
 
 def _now_ms() -> float:
@@ -71,24 +71,27 @@ class Window(BaseModel):
     trace_id: str | None = None
 
 
+CLOCK_POLL_S = 0.1
+
+
 class ChaosRunner:
     """Callable as a load hook: `ChaosRunner(schedule, injectors, metrics)(ctx)`."""
 
     def __init__(self, schedule: Schedule, injectors: Injectors, metrics: ChaosMetrics | None = None,
-                 tracer: Any = None) -> None:
+                 tracer: RigTracer | None = None) -> None:
         self.schedule = schedule
         self.injectors = injectors
         self.metrics = metrics or ChaosMetrics()
-        self.tracer = tracer
+        self.tracer = tracer or noop_tracer()
         self.windows: list[Window] = []
         self.__name__ = "chaos"
 
     # -- the hook ------------------------------------------------------------------------------------------
     def __call__(self, ctx: Any) -> None:
         store = ctx.store
-        started = ctx.started_at / 1000  # wall seconds when Locust began
         before = self.hypothesis(ctx)
         store.add_evidence(None, None, "chaos_hypothesis", "before", [p.model_dump() for p in before])
+        started = self.clock_zero(ctx)
         open_: dict[str, tuple[Step, Applied, Window, Any]] = {}
         timeline: list[tuple[float, int, Step]] = []
         for step in self.schedule.method:
@@ -118,6 +121,18 @@ class ChaosRunner:
         if not ctx.stopped.is_set():
             after = self.hypothesis(ctx)
             store.add_evidence(None, None, "chaos_hypothesis", "after", [p.model_dump() for p in after])
+
+    def clock_zero(self, ctx: Any) -> float:
+        """Wall seconds the step offsets count from: the moment every user of the load was spawned (as the
+        Locust master recorded it), so a slow start on a busy machine does not let a window pass before
+        any run is in flight. Falls back to the Locust start if the load ends before that."""
+        while not ctx.stopped.is_set():
+            spawned = ctx.store.meta("load_spawned_ms")
+            if spawned:
+                ctx.store.set_meta("chaos_clock", {"zero": "all users spawned", "at_ms": spawned})
+                return float(spawned) / 1000
+            ctx.stopped.wait(CLOCK_POLL_S)
+        return float(ctx.started_at) / 1000
 
     def _window(self, step: Step) -> Window:
         f = step.fault
@@ -163,20 +178,17 @@ class ChaosRunner:
         f = step.fault
         attrs = {"rig.chaos.step": step.name, "rig.chaos.via": f.via, "rig.chaos.point": f.point or "",
                  "rig.chaos.mode": f.mode}
-        live = self.tracer.root(f"rig.chaos {step.name}", **attrs) if self.tracer is not None else None
+        live = self.tracer.root(f"rig.chaos {step.name}", **attrs)
         return {"live": live, "attrs": attrs, "start_ns": time.time_ns()}
 
     def _span_end(self, ctx: Any, span: dict[str, Any], window: Window) -> None:
         attrs = {**span["attrs"], "rig.chaos.error": window.error or ""}
         live = span["live"]
-        if live is not None:
-            ctx_ = live.get_span_context()
-            trace_id, span_id = f"{ctx_.trace_id:032x}", f"{ctx_.span_id:016x}"
-            for k, v in attrs.items():
-                live.set_attribute(k, v)
-            live.end()
-        else:
-            trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+        ctx_ = live.get_span_context()
+        trace_id, span_id = f"{ctx_.trace_id:032x}", f"{ctx_.span_id:016x}"
+        for k, v in attrs.items():
+            live.set_attribute(k, v)
+        live.end()
         window.trace_id = trace_id
         ctx.store.add_span(trace_id, span_id, None, f"rig.chaos {window.step}", "rig", "rig.chaos",
                            span["start_ns"], time.time_ns(), attrs)

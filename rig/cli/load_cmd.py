@@ -85,15 +85,14 @@ def load(
     s = result.summary
     if s:
         table = Table("code", "source", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", title="T-codes")
-        for code, sources in s["t_codes"].get("by_source", {}).items():
+        for code, sources in s.by_source.items():
             for source, e in sources.items():
-                table.add_row(code, source, str(e["count"]),
-                              *(f"{(e[k] or 0):.1f}" for k in ("p50", "p90", "p95", "p99")))
+                table.add_row(code, source, str(e.count), *(f"{(getattr(e, k) or 0):.1f}" for k in ("p50", "p90", "p95", "p99")))
         console.print(table)
-        console.print(f"throughput {s['throughput_rps']:.2f} runs/s, {s['requests_per_s']:.1f} requests/s, "
-                      f"error ratio {s['error_ratio']:.2%}, send lag p99 {s['send_lag']['p99'] or 0:.1f} ms")
+        console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "
+                      f"error ratio {s.error_ratio:.2%}, send lag p99 {s.send_lag.p99 or 0:.1f} ms")
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
-    for w in (s.get("chaos") or {}).get("windows", []) if s else []:
+    for w in (s.chaos or {}).get("windows", []) if s else []:
         extra = (f", interrupted {w['interrupted']}, lost {w['lost']}, ready {w.get('ready_s')} s"
                  if w["via"] == "restart" else "")
         console.print(f"chaos {w['step']} ({w['fault']}): {w['runs_in_flight']} runs in flight, "

@@ -28,6 +28,18 @@ class ArrivalSchedule:
         if self.next_ns is None:
             self.next_ns = now
         scheduled = self.next_ns
-        gap_s = self.rng.expovariate(self.rate) if self.kind == "poisson" else 1.0 / self.rate
-        self.next_ns = scheduled + int(gap_s * 1e9)
+        self._advance()
         return scheduled
+
+    def unsent(self, until_ns: int) -> list[int]:
+        """Scheduled sends up to `until_ns` that no user took (the run ended with them still queued)."""
+        out: list[int] = []
+        while self.next_ns is not None and self.next_ns <= until_ns:
+            out.append(self.next_ns)
+            self._advance()
+        return out
+
+    def _advance(self) -> None:
+        assert self.next_ns is not None
+        gap_s = self.rng.expovariate(self.rate) if self.kind == "poisson" else 1.0 / self.rate
+        self.next_ns += int(gap_s * 1e9)

@@ -1,16 +1,19 @@
-"""What runs beside Locust in a load run, chosen from its options: browser users and a chaos schedule."""
+"""What runs beside Locust in a load run, chosen from its options: browser users, and whatever the
+installed `rig.load_extensions` plug-ins add (the chaos schedule of `--chaos` among them)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from rig.errors import ConfigError
 from rig.load.options import LoadOptions
 from rig.load.session import Finish, Hook, LoadContext
+from rig.load.summary import LoadSummary
+from rig.plugins import LOAD_EXTENSIONS, load_objects
 
 Bands = Callable[[LoadContext], list[tuple[float, float, str]]]
-Sections = Callable[[LoadContext, dict[str, Any]], list[tuple[str, str]]]
+Sections = Callable[[LoadContext, LoadSummary], list[tuple[str, str]]]
 
 
 @dataclass
@@ -24,20 +27,31 @@ class LoadExtensions:
     sections: Sections | None = None
 
 
+    def add(self, other: LoadExtensions) -> None:
+        """Take another extension's hooks (bands and sections: the first one given wins)."""
+        self.during += other.during
+        self.prepare += other.prepare
+        self.finish += other.finish
+        self.bands = self.bands or other.bands
+        self.sections = self.sections or other.sections
+
+
+ExtensionFactory = Callable[..., "LoadExtensions | None"]
+
+
 def load_extensions(options: LoadOptions, *, chaos_metrics_port: int | None = None) -> LoadExtensions:
-    """Browser users when `options.browsers`, the chaos schedule when `options.chaos` (a bad file raises at once)."""
+    """Browser users when `options.browsers`, then each plug-in's hooks for these options (the chaos schedule
+    when `options.chaos`; a bad schedule file raises at once, before anything starts)."""
     ext = LoadExtensions()
     if options.browsers:
         from rig.browser.load_hook import browser_hook
 
         ext.during.append(browser_hook)
-    if options.chaos:
-        from chaos.load_hook import ChaosLoad
-
-        schedule = ChaosLoad(options.chaos, metrics_port=chaos_metrics_port, metrics_host=options.metrics_host,
-                             pushgateway=options.pushgateway, otlp_endpoint=options.otlp_endpoint)
-        ext.prepare.append(schedule.prepare)
-        ext.during.append(schedule.during)
-        ext.finish.append(schedule.finish)
-        ext.bands, ext.sections = schedule.bands, schedule.sections
+    for _name, factory in load_objects(LOAD_EXTENSIONS):
+        extra = factory(options, chaos_metrics_port=chaos_metrics_port)
+        if extra is not None:
+            ext.add(extra)
+    if options.chaos and not ext.bands:
+        raise ConfigError("--chaos needs the chaos plug-in, which is not installed",
+                          fix="install the rig with its chaos package (pip install -e .)")
     return ext

@@ -24,6 +24,7 @@ class PaperSet(BaseModel):
 
 class LoadPlan(BaseModel):
     target_url: str
+    adapter: str = "rig.adapters:WorkbenchAdapter"  # `package.module:Class` every user builds on its Locust client
     project_by_user: dict[str, str]
     paper_sets: list[PaperSet]
     usernames: list[str]
@@ -31,6 +32,7 @@ class LoadPlan(BaseModel):
     arrival: Literal["closed", "constant", "poisson"] = "closed"
     rate_per_s: float = 1.0
     seed: int = 1
+    duration_s: float | None = None  # the master ends the run after this long (Locust's -t is only a backstop)
     think_min_s: float = 1.0
     think_max_s: float = 3.0
     weights: dict[str, int] = Field(default_factory=lambda: {

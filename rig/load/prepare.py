@@ -1,26 +1,17 @@
-"""Preparing a target for load: accounts, one shared library project, paper sets from the quality cases."""
+"""Preparing a target for load: one shared library project, paper sets from the quality cases."""
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import load_eval_set
 from rig.corpus_load import load_corpus
-from rig.embedded import EmbeddedWorkbench
 from rig.fixtures import CorpusManifest
-from rig.load.plan import LoadPlan, PaperSet
+from rig.load.plan import PaperSet
 
-POOL = 4
-
-
-@dataclass
-class Prepared:
-    plan: LoadPlan
-    passwords: dict[str, str]
+LOAD_ACCOUNTS = tuple(f"load-{i}" for i in range(1, 5))  # the embedded target's account pool
 
 
 def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
@@ -38,18 +29,15 @@ def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
     return list(by_case.values())
 
 
-def embedded_accounts(target: EmbeddedWorkbench) -> dict[str, str]:
-    accounts = {f"load-{i}": secrets.token_urlsafe(16) for i in range(1, POOL + 1)}
-    for name, password in accounts.items():
-        target.add_account(name, password)
-    return accounts
-
-
 def prepare_library(adapter: Adapter, owner: Auth, members: list[str], corpus_dir: Path,
-                    manifest: CorpusManifest) -> tuple[str, dict[str, str]]:
-    """A project owned by the first account, shared with the others, holding the 28 papers."""
+                    manifest: CorpusManifest) -> tuple[str, dict[str, str], set[str]]:
+    """A project owned by the first account holding the 28 papers, shared with the others when the target can
+    share projects; returns the project, doc ids by paper id, and the accounts that can reach it."""
     project = adapter.create_project(owner, "rig load library")
     loaded = load_corpus(adapter, owner, project, corpus_dir, manifest)
-    for name in members:
-        adapter.add_member(owner, project, name)
-    return project, {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}
+    reached = {owner.username}
+    if not adapter.capabilities().missing("members"):
+        for name in members:
+            adapter.add_member(owner, project, name)
+            reached.add(name)
+    return project, {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}, reached

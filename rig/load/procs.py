@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -11,11 +12,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import scenarios
+from rig.errors import ConfigError
+from rig.plugins import locustfile_module
+
+STOP_TIMEOUT_S = 30  # how long a stopping user may take to finish its task
+BACKSTOP_S = 60  # past the planned end: the users' stop timeout, the workers' last reports, a margin
 
 
 def locustfile() -> Path:
-    return Path(scenarios.__file__).parent / "locustfile.py"
+    """The registered locustfile (entry point group `rig.locustfiles`), as a path Locust can load."""
+    module = locustfile_module()
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        raise ConfigError(f"locustfile module {module!r} is not importable", fix="reinstall the rig (pip install -e .)")
+    return Path(spec.origin)
 
 
 def free_port() -> int:
@@ -62,9 +72,14 @@ def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str =
     """Start the processes; `worker_only` joins a master elsewhere (`--master-host`)."""
     env = {**os.environ, "RIG_LOAD_SECRETS": secrets_json, "PYTHONUNBUFFERED": "1"}
     procs = LocustProcesses()
-    common = ["--rig-plan", plan_json, "--rig-workers", str(max(workers, expect_workers or 0, 1)), *users]
-    run = ["--headless", "--host", host, "-u", str(total_users), "-r", str(spawn_rate), "-t", f"{int(max(1, duration_s))}s",
-           "--stop-timeout", "30", "--csv", str(run_dir / "locust"), "--html", str(run_dir / "locust.html"),
+    # every process lets a stopping user finish its task (a user killed mid-request leaves a request the target
+    # served and Locust never counted)
+    common = ["--rig-plan", plan_json, "--rig-workers", str(max(workers, expect_workers or 0, 1)),
+              "--stop-timeout", str(STOP_TIMEOUT_S), *users]
+    # the master's own clock ends the run at `duration_s` (rig.load.locust_hooks); Locust's -t is the backstop
+    backstop_s = int(max(1, duration_s)) + BACKSTOP_S
+    run = ["--headless", "--host", host, "-u", str(total_users), "-r", str(spawn_rate), "-t", f"{backstop_s}s",
+           "--csv", str(run_dir / "locust"), "--html", str(run_dir / "locust.html"),
            "--only-summary", "--loglevel", "WARNING"]
     port = master_port or free_port()
     if worker_only:

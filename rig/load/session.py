@@ -9,22 +9,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from rig.adapters import WorkbenchAdapter
+from rig.adapters import Adapter
 from rig.catalog import eval_set_sha256
 from rig.config import load_config
-from rig.embedded import EmbeddedWorkbench
 from rig.errors import ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
-from rig.gate.setup import connect_external
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
-from rig.load.prepare import embedded_accounts, paper_sets, prepare_library
-from rig.load.procs import LocustProcesses, free_port, start_locust, wait_bounded
-from rig.load.summary import load_summary, observed_for_policy
-from rig.policy import Decision, decide_gate, load_policy
+from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
+from rig.load.procs import BACKSTOP_S, LocustProcesses, free_port, start_locust, wait_bounded
+from rig.load.summary import LoadSummary, load_summary, observed_for_policy
+from rig.policy import Decision, Policy, decide_gate, load_policy
 from rig.redact import Redactor
 from rig.report.data import build_report_data
 from rig.report.html import html_report
@@ -33,10 +30,12 @@ from rig.report.markdown import markdown_report
 from rig.report.write import point_latest
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, write_manifest
+from rig.target.embedded import EmbeddedWorkbench
+from rig.target.open import Connection, connect
 
 Progress = Callable[[str, float, float], None]
 Hook = Callable[["LoadContext"], None]
-Finish = Callable[["LoadContext", dict[str, Any]], None]
+Finish = Callable[["LoadContext", LoadSummary], None]
 
 
 @dataclass
@@ -46,18 +45,26 @@ class LoadContext:
     options: LoadOptions
     run_dir: Path
     store: EvidenceStore
-    adapter: WorkbenchAdapter
-    target: EmbeddedWorkbench | None
+    connection: Connection
     plan: LoadPlan
-    passwords: dict[str, str]
+    passwords: dict[str, str]  # by username
     started_at: float = 0.0
     stopped: threading.Event = field(default_factory=threading.Event)  # set when the load run has ended
+
+    @property
+    def adapter(self) -> Adapter:
+        return self.connection.adapter
+
+    @property
+    def target(self) -> EmbeddedWorkbench | None:
+        """The embedded workbench, when this run started one."""
+        return self.connection.embedded
 
 
 @dataclass
 class LoadResult:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: LoadSummary | None
     decision: Decision
     locust_exit: int | None
 
@@ -66,10 +73,24 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
+    """The load run's decision: its thresholds when the policy has some; a run that measured no run is never green."""
+    if summary.runs == 0:
+        reasons = ["no run was measured: nothing to decide on"]
+        if summary.login_failures:
+            reasons.append(f"{summary.login_failures} login(s) failed")
+        if summary.errors_by_reason:
+            reasons.append("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())))
+        return Decision(decision="undecided", reasons=reasons)
+    if policy.thresholds:
+        return decide_gate([], policy, observed_for_policy(summary))
+    return Decision(decision="recorded", reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+
+
 def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
              bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None,
              prepare: list[Hook] | None = None, finish: list[Finish] | None = None,
-             sections: Callable[[LoadContext, dict[str, Any]], list[tuple[str, str]]] | None = None) -> LoadResult:
+             sections: Callable[[LoadContext, LoadSummary], list[tuple[str, str]]] | None = None) -> LoadResult:
     """Run one bounded load test; `during` hooks run in threads beside Locust (browsers, chaos).
 
     `prepare` hooks run once the target is up and before Locust starts (a ConfigError there stops the run
@@ -80,6 +101,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         return _run_workers_only(options)
     if options.target and not options.config:
         raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+    config = load_config(options.config) if options.config else None
+    if config and options.target:
+        config.target.url = options.target
     policy = load_policy(options.policy)
     run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
     redactor = Redactor()
@@ -87,54 +111,47 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
                            policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
                            chaos_schedule={"file": str(options.chaos)} if options.chaos else None)
-    target: EmbeddedWorkbench | None = None
+    conn: Connection | None = None
+    started: list[EmbeddedWorkbench] = []
     procs: LocustProcesses | None = None
-    threads: list[Any] = []
+    threads: list[threading.Thread] = []
     ctx: LoadContext | None = None
     try:
         corpus_dir, corpus_manifest = ensure_corpus()
         manifest.corpus_digest = corpus_manifest.digest
-        if options.config is None:
-            import secrets as _secrets
-
-            token = _secrets.token_urlsafe(16)
-            redactor.add(token)
-            extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
-            if options.otlp_endpoint:
-                extra += ["--otlp-endpoint", options.otlp_endpoint]
-            target = EmbeddedWorkbench(run_dir / "target", chaos_token=token, extra_args=extra)
-            target.start()
-            adapter = WorkbenchAdapter(target.url, chaos_token=token)
-            passwords = embedded_accounts(target)
-        else:
-            config = load_config(options.config)
-            if options.target:
-                config.target.url = options.target
-            adapter = connect_external(config, redactor)  # type: ignore[assignment]
-            passwords = {a.username: a.resolve_password() for a in config.accounts.values()}
-        redactor.add(*passwords.values())
-        names = list(passwords)
-        owner = adapter.login(names[0], passwords[names[0]])
+        extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+        if options.otlp_endpoint:
+            extra += ["--otlp-endpoint", options.otlp_endpoint]
+        conn = connect(config, run_dir / "target", redactor, accounts={n: n for n in LOAD_ACCOUNTS},
+                       extra_args=extra, started=started)
+        adapter = conn.adapter
+        keys = list(conn.usernames)
+        owner = adapter.login(conn.usernames[keys[0]], conn.passwords[keys[0]])
         redactor.add(owner.token)
         if progress:
             progress("uploading the corpus", 0, options.duration_s)
-        project, docs = prepare_library(adapter, owner, names[1:], corpus_dir, corpus_manifest)
+        members = [conn.usernames[k] for k in keys[1:]]
+        project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
+        passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
         plan = LoadPlan(
-            target_url=adapter.base_url, project_by_user={n: project for n in names},
-            paper_sets=paper_sets(docs), usernames=names,
+            target_url=adapter.base_url, adapter=conn.adapter_spec, project_by_user={n: project for n in passwords},
+            paper_sets=paper_sets(docs), usernames=list(passwords),
             ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
-            arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed,
+            arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed, duration_s=options.duration_s,
             think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
-            metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host, pushgateway=options.pushgateway,
-            store_path=str(run_dir / "evidence.sqlite3"), otlp_endpoint=options.otlp_endpoint)
+            metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host,
+            pushgateway=options.pushgateway, store_path=str(run_dir / "evidence.sqlite3"),
+            otlp_endpoint=options.otlp_endpoint)
         store.set_meta("plan", json.loads(plan.dumps()))
         manifest.target_url = adapter.base_url
-        manifest.target_embedded = target is not None
+        manifest.target_embedded = conn.embedded is not None
+        manifest.target_version = adapter.capabilities().version
+        manifest.adapter = conn.adapter_spec
         write_manifest(run_dir, manifest)
         users = ["OpenLoopResearcher" if options.arrival != "closed" else "ResearcherUser"]
         if options.ingest_users:
             users.append("IngestUser")
-        ctx = LoadContext(options, run_dir, store, adapter, target, plan, passwords)
+        ctx = LoadContext(options, run_dir, store, conn, plan, passwords)
         for hook in prepare or []:
             hook(ctx)
         procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
@@ -150,7 +167,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             threads.append(t)
         began = time.monotonic()
         main = procs.master
-        while main is not None and main.poll() is None and time.monotonic() - began < options.duration_s + 90:
+        while main is not None and main.poll() is None and time.monotonic() - began < options.duration_s + BACKSTOP_S + 30:
             if progress:
                 progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
             time.sleep(0.5)
@@ -163,20 +180,13 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         summary = load_summary(store, run_dir, options.duration_s, options.workers, options.users)
         for after in finish or []:
             after(ctx, summary)
-        (run_dir / "load.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str),
-                                           encoding="utf-8")
+        (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
         if code not in (0, 1):
             tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
             raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
-        observed = observed_for_policy(summary)
-        if policy.thresholds:
-            decision = decide_gate([], policy, observed)
-        else:
-            decision = Decision(decision="recorded",
-                                reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+        decision = decide_load(summary, policy)
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-        data.extras["load"] = summary
         section = load_section(store, summary, bands(ctx) if bands else None)
         more: list[tuple[str, str]] = sections(ctx, summary) if sections else []
         (run_dir / "report.html").write_text(html_report(data, [("Load", section), *more]), encoding="utf-8")
@@ -188,7 +198,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             ctx.stopped.set()
         if procs is not None:
             procs.stop()
-        if target is not None:
+        if conn is not None:
+            conn.close()
+        for target in started:
             target.stop()
         store.close()
 
@@ -206,4 +218,5 @@ def _run_workers_only(options: LoadOptions) -> LoadResult:
                          workers=max(options.workers, 1), expect_workers=None, secrets_json=json.dumps(passwords),
                          master_host=options.master_host, master_port=options.master_port, worker_only=True)
     code = wait_bounded(procs, options.duration_s + 120)
-    return LoadResult(run_dir, {}, Decision(decision="recorded", reasons=["workers finished; the master decides"]), code)
+    return LoadResult(run_dir, None, Decision(decision="recorded", reasons=["workers finished; the master decides"]),
+                      code)

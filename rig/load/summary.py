@@ -1,87 +1,147 @@
-"""`load.json`: per-T-code percentiles, throughput, errors by reason, send lag, workers — from the store."""
+"""`load.json`: the numbers of a load run, from its evidence store and Locust's own CSV, as a typed model.
+
+T-codes are summarised by `rig.measure.aggregate` like everywhere else (`t_codes` holds each code's
+headline, `by_source` every source apart). Request counts are Locust's rows of real HTTP requests only:
+the T-code rows the users add (request type = the code) are listed apart and never counted as requests.
+JSON Schema: docs/schemas/load.schema.json.
+"""
 
 from __future__ import annotations
 
 import csv
-from collections import Counter, defaultdict
+import json
 from pathlib import Path
 from typing import Any
 
-from rig.evidence import EvidenceStore
+from pydantic import BaseModel, Field
+
+from rig.evidence import EvidenceStore, Measure
+from rig.measure.aggregate import TCodeStats, by_source, headlines, run_ends
+from rig.measure.tcodes import is_tcode
 from rig.stats import summarize
 
-TIME_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T9")
+RUN_SCENARIOS = frozenset({"ask", "revision", "regenerate", "stop_resume", "open_loop", "resume"})
+REQUEST_FAILURES = ("http_", "unreachable", "protocol")
 
 
-def locust_totals(run_dir: Path) -> dict[str, Any]:
-    """Locust's own aggregate row (requests/s, failures) and the rows it recorded per request type."""
+class LocustRow(BaseModel):
+    type: str
+    name: str
+    requests: int
+    failures: int
+
+
+class LocustTotals(BaseModel):
+    """Locust's stats rows: HTTP requests (by operation) and, apart, the T-code rows the users fired."""
+
+    requests: int = 0
+    failures: int = 0
+    rows: list[LocustRow] = Field(default_factory=list)
+    tcode_rows: list[LocustRow] = Field(default_factory=list)
+
+
+class SendLag(BaseModel):
+    count: int
+    p50: float | None = None
+    p99: float | None = None
+    max: float | None = None
+
+
+class LoadSummary(BaseModel):
+    """What `rig load` measured; thresholds read `t_codes`, `error_ratio`, `throughput_rps` and `send_lag`."""
+
+    t_codes: dict[str, TCodeStats]
+    by_source: dict[str, dict[str, TCodeStats]]
+    throughput_rps: float  # completed runs per second of the run's duration
+    runs: int
+    completed_runs: int
+    requests: int  # HTTP requests Locust made (the T-code rows excluded)
+    requests_per_s: float  # requests ÷ duration_s
+    error_ratio: float  # failed runs, refused submissions and failed logins ÷ all of those attempts
+    errors_by_reason: dict[str, int]
+    login_failures: int
+    end_states: dict[str, int]
+    send_lag: SendLag
+    workers: int
+    users: int
+    duration_s: float
+    samples_by_origin: dict[str, int]
+    locust: LocustTotals
+    chaos: dict[str, Any] | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
+
+
+def locust_rows(run_dir: Path) -> list[LocustRow]:
+    """Locust's final rows (`locust-requests.json`, written as Locust quits), else its CSV without the
+    Aggregated row."""
+    final = run_dir / "locust-requests.json"
+    if final.exists():
+        return [LocustRow.model_validate(r) for r in json.loads(final.read_text(encoding="utf-8"))]
     path = run_dir / "locust_stats.csv"
     if not path.exists():
-        return {}
-    rows = list(csv.DictReader(path.open(encoding="utf-8")))
-    total = next((r for r in rows if r.get("Name") == "Aggregated"), None)
-    return {"rows": [(r["Type"], r["Name"], int(r["Request Count"]), int(r["Failure Count"])) for r in rows
-                     if r.get("Name") != "Aggregated"],
-            "requests": int(total["Request Count"]) if total else 0,
-            "failures": int(total["Failure Count"]) if total else 0,
-            "requests_per_s": float(total["Requests/s"]) if total else 0.0}
+        return []
+    return [LocustRow(type=r["Type"], name=r["Name"], requests=int(r["Request Count"]), failures=int(r["Failure Count"]))
+            for r in csv.DictReader(path.open(encoding="utf-8")) if r.get("Name") != "Aggregated"]
 
 
-def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers: int, users: int) -> dict[str, Any]:
+def locust_totals(run_dir: Path) -> LocustTotals:
+    """Locust's rows, HTTP requests and T-code rows apart (Locust's own total mixes both)."""
+    out = LocustTotals()
+    for row in locust_rows(run_dir):
+        if is_tcode(row.type):
+            out.tcode_rows.append(row)
+        else:
+            out.rows.append(row)
+            out.requests += row.requests
+            out.failures += row.failures
+    return out
+
+
+def _count(rows: list[Measure], code: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for m in rows:
+        if m.code == code:
+            key = m.label or "unknown"
+            out[key] = out.get(key, 0) + int(m.value)
+    return out
+
+
+def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers: int, users: int) -> LoadSummary:
     measures = [m for m in store.measures() if m.case_id is None]
-    t_codes: dict[str, Any] = {}
-    by: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for m in measures:
-        if m.code in TIME_CODES and m.unit == "ms" and not (m.label or "").startswith("no_body"):
-            if m.code == "T7" and m.label != "execution":
-                continue
-            by[(m.code, m.source)].append(m.value)
-    for (code, source), values in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1] != "client")):
-        s = summarize(values)
-        entry = {"source": source, "count": s.count, "p50": s.p50, "p90": s.p90, "p95": s.p95, "p99": s.p99,
-                 "max": s.max}
-        t_codes.setdefault(code, entry)
-        t_codes.setdefault("by_source", {}).setdefault(code, {})[source] = entry
-    ends = Counter(m.label for m in measures if m.code == "T8" and m.source in ("server", "client"))
-    completed = sum(n for label, n in ends.items() if label and label.startswith("completed/"))
+    ends = run_ends(measures)
     runs = sum(ends.values())
-    errors = Counter(m.label for m in measures if m.code == "error")
-    lag = [m.value for m in measures if m.code == "send_lag"]
-    lag_s = summarize(lag)
+    completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
+    stopped_on_purpose = ends.get("stopped/user_stop", 0)
+    errors = _count(measures, "error")
+    refused = sum(int(m.value) for m in measures if m.code == "error" and m.scenario in RUN_SCENARIOS
+                  and (m.label or "").startswith(REQUEST_FAILURES))
+    logins = sum(n for label, n in errors.items() if label.startswith("login_failed"))
+    failed = runs - completed - stopped_on_purpose + refused + logins
+    attempts = runs + refused + logins
+    lag = summarize([m.value for m in measures if m.code == "send_lag"])
     locust = locust_totals(run_dir)
-    stopped_on_purpose = sum(n for label, n in ends.items() if label == "stopped/user_stop")
-    failed_runs = runs - completed - stopped_on_purpose
-    attempts = runs + sum(n for label, n in errors.items() if label and label.startswith("http_"))
-    origins = Counter(m.origin for m in measures if m.code == "T4" and m.source == "client")
-    return {
-        "t_codes": t_codes,
-        "throughput_rps": completed / duration_s if duration_s else 0.0,
-        "runs": runs, "completed_runs": completed,
-        "requests_per_s": locust.get("requests_per_s", 0.0),
-        "error_ratio": (failed_runs + sum(n for lbl, n in errors.items() if lbl and lbl.startswith("http_")))
-        / attempts if attempts else 0.0,
-        "errors_by_reason": dict(errors),
-        "end_states": dict(ends),
-        "send_lag": {"count": lag_s.count, "p50": lag_s.p50, "p99": lag_s.p99, "max": lag_s.max},
-        "workers": workers, "users": users, "duration_s": duration_s,
-        "samples_by_origin": dict(origins),
-        "locust": locust,
-    }
+    origins: dict[str, int] = {}
+    for m in measures:
+        if m.code == "T4" and m.source == "client":
+            origins[m.origin or "local"] = origins.get(m.origin or "local", 0) + 1
+    return LoadSummary(
+        t_codes=headlines(measures), by_source=by_source(measures),
+        throughput_rps=completed / duration_s if duration_s else 0.0, runs=runs, completed_runs=completed,
+        requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
+        error_ratio=failed / attempts if attempts else 0.0, errors_by_reason=errors, login_failures=logins,
+        end_states=dict(ends), send_lag=SendLag(count=lag.count, p50=lag.p50, p99=lag.p99, max=lag.max),
+        workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust)
 
 
-def observed_for_policy(summary: dict[str, Any]) -> dict[str, float | None]:
+def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
     """Keys thresholds are written against: `T4.p95@20`, `error_rate@20` and the same without `@users`."""
     out: dict[str, float | None] = {}
-    users = summary["users"]
-    for code, entry in summary["t_codes"].items():
-        if code == "by_source":
-            continue
-        for stat in ("p50", "p90", "p95", "p99", "max"):
-            out[f"{code}.{stat}"] = entry.get(stat)
-    out["error_rate"] = summary["error_ratio"]
-    out["throughput"] = summary["throughput_rps"]
-    out["send_lag.p50"] = summary["send_lag"]["p50"]
-    out["send_lag.p99"] = summary["send_lag"]["p99"]
+    for code, entry in summary.t_codes.items():
+        for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
+            out[f"{code}.{stat}"] = getattr(entry, stat)
+    out["error_rate"] = summary.error_ratio
+    out["throughput"] = summary.throughput_rps
+    out["send_lag.p50"] = summary.send_lag.p50
+    out["send_lag.p99"] = summary.send_lag.p99
     for key in list(out):
-        out[f"{key}@{users}"] = out[key]
+        out[f"{key}@{summary.users}"] = out[key]
     return out

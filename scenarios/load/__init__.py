@@ -1,4 +1,4 @@
-"""Locust users that behave like researchers, and the measurement hooks behind `rig load`.
+"""Locust users that behave like researchers, driving the target through the configured adapter.
 
 A user's own locustfile can import and subclass them:
 

@@ -1,60 +1,47 @@
-"""An ingest user: uploads papers into its project and waits until each reaches a final status (T1)."""
+"""An ingest user: uploads one of the plan's papers into its project and waits until it is final (T1)."""
 
 from __future__ import annotations
 
-import os
 import random
 import time
+from pathlib import Path
 
 import gevent
 from locust import between, task
-from locust.contrib.fasthttp import FastHttpUser
 
-from rig.load.plan import load_secrets
-from scenarios.load.recorder import RECORDER, Sample
-from scenarios.load.researcher import API, fire, plan_of
+from rig.clock import now_ns
+from rig.corpus_load import server_t1_ms
+from rig.errors import TargetError
+from rig.load.user import AdapterUser, error_row
+from rig.measure.derive import ingest_measures
 
-FINAL = {"ready", "partial", "no_text", "failed"}
 
-
-class IngestUser(FastHttpUser):
-    """Uploads one of the plan's files, then polls the document until it is final."""
+class IngestUser(AdapterUser):
+    """Uploads one of the plan's files, then polls the document until its status is final."""
 
     wait_time = between(2, 5)
     poll_interval_s = 0.05
     timeout_s = 120.0
 
-    def on_start(self) -> None:
-        self.plan = plan_of(self.environment)
-        self.username = self.plan.usernames[0]
-        resp = self.client.post(f"{API}/auth/login", json={"username": self.username,
-                                                            "password": load_secrets()[self.username]},
-                                name="POST /auth/login")
-        self.headers = {"authorization": f"Bearer {resp.json()['token']}"}
+    def pick_account(self) -> str:
+        return self.plan.usernames[0]
 
     @task
     def upload(self) -> None:
         if not self.plan.ingest_files:
             return
-        path = random.choice(self.plan.ingest_files)
+        path = Path(random.choice(self.plan.ingest_files))
         project = self.plan.project_by_user[self.username]
-        with open(path, "rb") as fh:
-            data = fh.read()
-        began = time.perf_counter_ns()
-        resp = self.client.request("POST", f"{API}/projects/{project}/documents", headers=self.headers,
-                                   files={"file": (os.path.basename(path), data, "application/pdf")},
-                                   name="POST /projects/{id}/documents")
-        if resp.status_code != 200:
+        try:
+            up = self.adapter.upload(self.auth, project, path)
+            deadline = time.monotonic() + self.timeout_s
+            doc = self.adapter.document(self.auth, up.doc_id)
+            while not doc.final and time.monotonic() < deadline:
+                gevent.sleep(self.poll_interval_s)
+                doc = self.adapter.document(self.auth, up.doc_id)
+        except TargetError as exc:
+            self.record([error_row("ingest", f"upload:{type(exc).__name__}")])
             return
-        doc_id = resp.json()["doc_id"]
-        deadline = time.monotonic() + self.timeout_s
-        status = None
-        while time.monotonic() < deadline:
-            status = self.client.get(f"{API}/documents/{doc_id}", headers=self.headers,
-                                     name="GET /documents/{id}").json().get("status")
-            if status in FINAL:
-                break
-            gevent.sleep(self.poll_interval_s)
-        ms = (time.perf_counter_ns() - began) / 1e6
-        fire("T1", "ingest", ms)
-        RECORDER.record([Sample("T1", "ingest", "client", ms, label=f"status={status}", ts_ms=time.time() * 1000)])
+        final_ms = (now_ns() - up.accepted_ns) / 1e6 if doc.final else None
+        self.record(ingest_measures(path.name, final_ms, server_t1_ms(doc) if doc.final else None,
+                                    doc.status if doc.final else "timeout", scenario="ingest"))

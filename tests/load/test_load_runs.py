@@ -6,12 +6,15 @@ import csv
 from pathlib import Path
 
 import httpx
+import pytest
 
 from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
+from rig.load.summary import LoadSummary
 from rig.promtext import sample_value
 from rig.waiting import wait_until
+from tests.schema_check import assert_valid
 
 
 def _t4_total(text: str) -> float:
@@ -25,8 +28,21 @@ def _t4_total(text: str) -> float:
     return total
 
 
+def _target_requests(ctx: LoadContext) -> float:
+    """HTTP requests the target itself counted, its /metrics endpoint left out."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    for family in text_string_to_metric_families(ctx.adapter.metrics_text()):
+        for s in family.samples:
+            if s.name == "workbench_http_requests_total" and s.labels.get("route") != "/metrics":
+                total += s.value
+    return total
+
+
 def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None:
     scraped: dict[str, str] = {}
+    served: dict[str, float] = {}
 
     def scrape(ctx: LoadContext) -> None:
         url = f"http://127.0.0.1:{ctx.plan.metrics_port}/metrics"
@@ -41,9 +57,15 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
 
         wait_until(has_t4, 25.0, interval_s=0.5)
 
+    def before(ctx: LoadContext) -> None:
+        served["before"] = _target_requests(ctx)
+
+    def after(ctx: LoadContext, summary: LoadSummary) -> None:
+        served["after"] = _target_requests(ctx)
+
     options = LoadOptions(users=6, spawn_rate=6, duration_s=15, workers=2, out=tmp_path / "run",
                           think_min_s=0.2, think_max_s=0.6)
-    result = run_load(options, during=[scrape])
+    result = run_load(options, during=[scrape], prepare=[before], finish=[after])
     run_dir = result.run_dir
     rows = {(r["Type"], r["Name"]) for r in csv.DictReader((run_dir / "locust_stats.csv").open())}
     assert {("T3", "ask"), ("T4", "ask"), ("T5", "ask")} <= rows
@@ -55,8 +77,17 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
     assert len(origins) == 2 and "master" not in origins and "local" not in origins, origins
     assert _t4_total(final) == len(t4) > 0, "the master's histogram holds every sample of both workers"
     assert sample_value(final, "rig_runs_total", {"state": "completed", "reason": "completed"})
-    assert result.summary["workers"] == 2 and result.summary["t_codes"]["T4"]["count"] == len(t4)
-    assert result.summary["completed_runs"] > 0 and result.summary["error_ratio"] == 0.0
+    summary = result.summary
+    assert summary is not None
+    assert summary.workers == 2 and summary.t_codes["T4"].count == len(t4)
+    assert summary.completed_runs > 0 and summary.error_ratio == 0.0
+    # the request count is the HTTP requests the users made, as the target counted them; the users' T-code rows
+    # are Locust rows too, but apart
+    assert summary.requests == served["after"] - served["before"] > 0, (summary.locust, served)
+    assert {r.type for r in summary.locust.tcode_rows} >= {"T3", "T4", "T5"}
+    assert all(r.type in ("GET", "POST", "PUT", "PATCH", "DELETE") for r in summary.locust.rows)
+    assert summary.requests_per_s == pytest.approx(summary.requests / 15)
+    assert_valid("load", run_dir / "load.json")
     assert store.series("users"), "users over time were sampled"
 
 
@@ -64,17 +95,20 @@ def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> N
     def slow_model(ctx: LoadContext) -> None:
         ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 2500})
 
-    def run(name: str, hooks: list) -> dict:  # type: ignore[type-arg]
+    def run(name: str, hooks: list) -> LoadSummary:  # type: ignore[type-arg]
         # 8 users keep up with 3 arrivals/s at the normal pace; with each model call 2.5 s slower they cannot.
         options = LoadOptions(users=8, spawn_rate=8, duration_s=10, arrival="poisson", rate_per_s=3, seed=7,
                               out=tmp_path / name, fetch_detail=False)
-        return run_load(options, during=hooks).summary
+        summary = run_load(options, during=hooks).summary
+        assert summary is not None
+        return summary
 
     fast = run("fast", [])
     slow = run("slow", [slow_model])
-    assert fast["send_lag"]["count"] > 0 and slow["send_lag"]["count"] > 0
-    assert slow["send_lag"]["p50"] > 300, slow["send_lag"]
-    assert slow["send_lag"]["p50"] > 5 * max(fast["send_lag"]["p50"], 1.0), (fast["send_lag"], slow["send_lag"])
+    assert fast.send_lag.count > 0 and slow.send_lag.count > 0
+    assert slow.send_lag.p50 is not None and fast.send_lag.p50 is not None
+    assert slow.send_lag.p50 > 300, slow.send_lag
+    assert slow.send_lag.p50 > 5 * max(fast.send_lag.p50, 1.0), (fast.send_lag, slow.send_lag)
     store = EvidenceStore(tmp_path / "slow" / "evidence.sqlite3")
     lag = {m.run_id: m.value for m in store.measures("send_lag") if m.run_id}
     t5 = {m.run_id: m.value for m in store.measures("T5") if m.run_id in lag}
@@ -84,12 +118,15 @@ def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> N
 
 
 def test_load_thresholds_decide_like_the_gate(tmp_path: Path) -> None:
-    from rig.load.summary import observed_for_policy
+    from rig.load.summary import LoadSummary, LocustTotals, SendLag, observed_for_policy
+    from rig.measure.aggregate import TCodeStats
     from rig.policy import Policy, decide_gate
 
-    summary = {"t_codes": {"T4": {"source": "client", "count": 10, "p50": 30.0, "p90": 40.0, "p95": 45.0,
-                                  "p99": 60.0, "max": 61.0}},
-               "error_ratio": 0.0, "throughput_rps": 3.0, "send_lag": {"p50": None, "p99": None}, "users": 20}
+    t4 = TCodeStats(code="T4", source="client", count=10, p50=30.0, p90=40.0, p95=45.0, p99=60.0, max=61.0)
+    summary = LoadSummary(t_codes={"T4": t4}, by_source={"T4": {"client": t4}}, throughput_rps=3.0, runs=30,
+                          completed_runs=30, requests=200, requests_per_s=20.0, error_ratio=0.0, errors_by_reason={},
+                          login_failures=0, end_states={"completed/completed": 30}, send_lag=SendLag(count=0),
+                          workers=0, users=20, duration_s=10.0, samples_by_origin={}, locust=LocustTotals())
     observed = observed_for_policy(summary)
     ok = Policy(thresholds=["T4.p95 < 3s at 20 users", "error_rate < 1%"])  # type: ignore[list-item]
     assert decide_gate([], ok, observed).exit_code == 0

@@ -1,0 +1,198 @@
+"""The rig's hooks into Locust, installed by the locustfile `rig load` starts (`install()`).
+
+- custom options (`--rig-plan`, `--rig-workers`);
+- workers ship their rows to the master with each stats report; the master merges them;
+- the aggregating process serves the rig's Prometheus endpoint, writes rows to the evidence store, samples
+  users, workers and the target's CPU and memory (from the adapter's `metrics_text()`), and at the end
+  leaves `metrics.prom` in the run directory and pushes to a Pushgateway when one is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import gevent
+from locust import events
+from locust.runners import MasterRunner, WorkerRunner
+
+from rig.adapters import load_adapter_class
+from rig.clock import now_ns
+from rig.errors import RigError
+from rig.evidence import EvidenceStore, Measure
+from rig.load.plan import LoadPlan
+from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of
+from rig.measure.recorder import unpack
+from rig.promtext import sample_value
+
+log = logging.getLogger("rig.load")
+SAMPLE_EVERY_S = 1.0
+_INSTALLED: list[bool] = []
+_SERVING: list[bool] = []
+_CLOCK: list[Any] = []
+_LAST_REPORT: dict[str, float] = {}  # worker id → monotonic time of its last stats report
+FINAL_REPORT_S = 15.0  # how long the master waits for the workers' last reports after their users stopped
+
+
+def install() -> None:
+    """Register the listeners once per process."""
+    if _INSTALLED:
+        return
+    _INSTALLED.append(True)
+    events.init_command_line_parser.add_listener(_options)
+    events.init.add_listener(_init)
+    events.quitting.add_listener(lambda **_: close_tracer())
+
+
+def _options(parser: Any) -> None:
+    parser.add_argument("--rig-plan", type=str, default="", help="rig load plan (JSON)", include_in_web_ui=False)
+    parser.add_argument("--rig-workers", type=int, default=1, help="workers sharing the arrival rate",
+                        include_in_web_ui=False)
+
+
+def _init(environment: Any, **_: Any) -> None:
+    runner = environment.runner
+    events.test_stopping.add_listener(_stopping)
+    if isinstance(runner, WorkerRunner):
+        RECORDER.aggregating = False
+        RECORDER.origin = runner.client_id
+
+        def ship(client_id: str, data: dict[str, Any]) -> None:
+            data["rig_samples"] = RECORDER.drain_outbox()
+
+        events.report_to_master.add_listener(ship)
+        return
+    RECORDER.origin = "master" if isinstance(runner, MasterRunner) else "local"
+    if isinstance(runner, MasterRunner):
+        def merge(client_id: str, data: dict[str, Any]) -> None:
+            RECORDER.ingest([unpack(r, client_id) for r in data.get("rig_samples") or []], client_id)
+            _LAST_REPORT[client_id] = time.monotonic()
+
+        events.worker_report.add_listener(merge)
+    events.test_start.add_listener(_start)
+    events.spawning_complete.add_listener(_spawned)
+    events.quitting.add_listener(_quit)
+
+
+def _spawned(user_count: int, **_: Any) -> None:
+    """Every planned user runs: the moment a chaos schedule counts its offsets from (`load_spawned_ms`)."""
+    if RECORDER.store is not None:
+        RECORDER.store.set_meta("load_spawned_ms", time.time() * 1000)
+
+
+def _stopping(environment: Any, **_: Any) -> None:
+    """Open loop: arrivals still waiting for a free user when the run stops count as sends that lagged at
+    least until now (leaving them out would hide the backlog: coordinated omission)."""
+    schedule = current_schedule()
+    if schedule is None:
+        return
+    now = now_ns()
+    RECORDER.record([Measure(code="send_lag", source="client", value=round((now - at) / 1e6, 3), label="unsent",
+                             scenario="open_loop") for at in schedule.unsent(now)])
+
+
+def _start(environment: Any, **_: Any) -> None:
+    plan = plan_of(environment)
+    if plan.store_path and RECORDER.store is None:
+        RECORDER.store = EvidenceStore(Path(plan.store_path))
+    if plan.metrics_port and not _SERVING:
+        from prometheus_client import start_http_server
+
+        start_http_server(plan.metrics_port, addr=plan.metrics_host, registry=RECORDER.metrics.registry)
+        _SERVING.append(True)
+    gevent.spawn(_sample_loop, environment, plan)
+    if plan.duration_s and not _CLOCK:
+        _CLOCK.append(gevent.spawn(_end_after, environment, plan.duration_s))
+
+
+def _end_after(environment: Any, duration_s: float) -> None:
+    """End the run after `duration_s`, losing nothing: stop the users (Locust waits for every worker's users
+    to stop), then wait for one more report from every worker (it carries their last requests and rows),
+    then quit. Locust's own `--run-time` quit gives workers a fixed half second, which a busy machine misses."""
+    gevent.sleep(duration_s)
+    runner = environment.runner
+    workers = list(runner.clients) if isinstance(runner, MasterRunner) else []  # stop() forgets them as they stop
+    runner.stop()
+    stopped = time.monotonic()
+    deadline = stopped + FINAL_REPORT_S
+    while time.monotonic() < deadline and any(_LAST_REPORT.get(w, 0.0) <= stopped for w in workers):
+        gevent.sleep(0.1)
+    missing = [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped]
+    if missing:
+        log.warning("no last report from worker(s) %s within %.0f s; their last requests are not counted",
+                    ", ".join(missing), FINAL_REPORT_S)
+    runner.quit()
+
+
+def _quit(environment: Any, **_: Any) -> None:
+    RECORDER.flush()
+    plan = plan_of(environment)
+    from prometheus_client import generate_latest, push_to_gateway
+
+    if plan.store_path:  # the endpoint goes away with the master; its last state stays in the run directory
+        run_dir = Path(plan.store_path).parent
+        (run_dir / "metrics.prom").write_bytes(generate_latest(RECORDER.metrics.registry))
+        write_request_stats(environment, run_dir / "locust-requests.json")
+    if plan.pushgateway:
+        try:
+            push_to_gateway(plan.pushgateway, job="rig_load", registry=RECORDER.metrics.registry)
+        except OSError as exc:
+            log.warning("push to %s failed: %s", plan.pushgateway, exc)
+
+
+def write_request_stats(environment: Any, path: Path) -> None:
+    """Locust's final per-row counts (its CSV can be written before the last requests of the stop phase)."""
+    rows = [{"type": e.method, "name": e.name, "requests": e.num_requests, "failures": e.num_failures}
+            for e in environment.stats.entries.values()]
+    path.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _sample_loop(environment: Any, plan: LoadPlan) -> None:
+    """Each second: users running, workers connected, the target's CPU and memory from its metrics."""
+    adapter = load_adapter_class(plan.adapter).connect(plan.target_url) if plan.target_metrics else None
+    last_cpu: tuple[float, float] | None = None
+    points: dict[str, list[tuple[float, float]]] = {"users": [], "target_cpu": [], "target_rss_bytes": []}
+    metrics = RECORDER.metrics
+    try:
+        while environment.runner is not None and environment.runner.state not in ("stopped", "quitting"):
+            now = time.time() * 1000
+            users = float(environment.runner.user_count)
+            metrics.users.set(users)
+            points["users"].append((now, users))
+            if isinstance(environment.runner, MasterRunner):
+                metrics.workers.set(len(environment.runner.clients.ready) + len(environment.runner.clients.running))
+            if adapter is not None:
+                try:
+                    text = adapter.metrics_text()
+                except RigError:
+                    text = ""
+                cpu = sample_value(text, "process_cpu_seconds_total") if text else None
+                rss = sample_value(text, "process_resident_memory_bytes") if text else None
+                if cpu is not None:
+                    if last_cpu is not None and now > last_cpu[0]:
+                        ratio = (cpu - last_cpu[1]) / ((now - last_cpu[0]) / 1000)
+                        metrics.target_cpu.set(ratio)
+                        points["target_cpu"].append((now, ratio))
+                    last_cpu = (now, cpu)
+                if rss is not None:
+                    metrics.target_rss.set(rss)
+                    points["target_rss_bytes"].append((now, rss))
+            if RECORDER.store is not None and len(points["users"]) >= 5:
+                _store_series(points)
+                points = {k: [] for k in points}
+            RECORDER.flush()
+            gevent.sleep(SAMPLE_EVERY_S)
+    finally:
+        _store_series(points)
+        if adapter is not None:
+            adapter.close()
+
+
+def _store_series(points: dict[str, list[tuple[float, float]]]) -> None:
+    if RECORDER.store is not None:
+        for name, pts in points.items():
+            if pts:
+                RECORDER.store.add_series(name, pts)

@@ -1,0 +1,113 @@
+"""The adapter's transport under load: requests go through a Locust user's own HTTP client.
+
+So Locust's request statistics are the adapter's real requests, each named by its operation (`ask`,
+`events`, `run` …), and a status the user expects (a 409 for a resume with no checkpoint) does not count
+as a failure. A stream is read one event block at a time (the blank line that ends an event), which
+keeps reading cheap and stamps every event the moment its block is complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import gevent
+
+from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
+
+DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep the connection
+
+
+class LocustTransport(Transport):
+    """Sends through `client` (a FastHttpUser's `FastHttpSession`)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._expected: frozenset[int] = frozenset()
+
+    @contextmanager
+    def expecting(self, *statuses: int) -> Iterator[None]:
+        before = self._expected
+        self._expected = before | frozenset(statuses)
+        try:
+            yield
+        finally:
+            self._expected = before
+
+    def _judge(self, resp: Any) -> int:
+        """Mark the request in Locust's statistics; raise TransportError when no answer came."""
+        status = int(resp.status_code or 0)
+        if status == 0:
+            error = getattr(resp, "error", None) or "no answer"
+            resp.failure(f"{type(error).__name__}: {error}" if isinstance(error, Exception) else str(error))
+            raise TransportError(f"{type(error).__name__}: {error}" if isinstance(error, Exception) else str(error))
+        if status >= 400 and status not in self._expected:
+            resp.failure(f"HTTP {status}")
+        else:
+            resp.success()
+        return status
+
+    def send(self, method: str, path: str, *, op: str, headers: dict[str, str], body: bytes | None = None,
+             timeout_s: float | None = None) -> Reply:
+        try:
+            with self.client.request(method, path, name=op, data=body, headers=headers, catch_response=True) as resp:
+                status = self._judge(resp)
+                try:
+                    content = resp.content or b""
+                except Exception as exc:  # the body broke off after the headers
+                    resp.failure(f"{type(exc).__name__}: {exc}")
+                    raise TransportError(f"body cut: {type(exc).__name__}: {exc}") from None
+                reply = Reply(status, _headers(resp), content)
+        finally:
+            self.client.cookiejar.clear()  # identity is always the Auth passed in
+        return reply
+
+    @contextmanager
+    def stream(self, method: str, path: str, *, op: str, headers: dict[str, str],
+               timeout_s: float | None = None) -> Iterator[StreamReply]:
+        with self.client.request(method, path, name=op, headers=headers, stream=True, catch_response=True) as resp:
+            status = self._judge(resp)
+            raw = getattr(resp, "_response", None)
+
+            def chunks() -> Iterator[bytes]:
+                if raw is None:
+                    return
+                try:
+                    head = raw.readline(b"\n")
+                    if not head:
+                        return
+                    sep = b"\r\n\r\n" if head.endswith(b"\r\n") else b"\n\n"
+                    yield head
+                    while block := raw.readline(sep):
+                        yield block
+                except Exception as exc:  # reset, closed, timed out: the stream broke
+                    raise TransportError(f"{type(exc).__name__}: {exc}") from None
+
+            try:
+                yield StreamReply(status, _headers(resp), chunks)
+            finally:
+                _finish(raw)
+                self.client.cookiejar.clear()
+
+
+def _headers(resp: Any) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in (resp.headers or {}).items()}
+
+
+def _finish(raw: Any) -> None:
+    """Read what is left of a stream (a body that ends right after its last event, so the connection is
+    kept); one that goes on past `DRAIN_S` is closed instead."""
+    if raw is None or getattr(raw, "_sock", None) is None:
+        return
+    try:
+        with gevent.Timeout(DRAIN_S):
+            while raw.readline(b"\n\n"):
+                pass
+        return
+    except (gevent.Timeout, Exception):  # still streaming, or broken: close it rather than reuse it
+        pass
+    sock, pool = getattr(raw, "_sock", None), getattr(raw, "_pool", None)
+    if sock is not None and pool is not None:
+        pool.release_socket(sock)
+    raw._sock = raw._pool = None

@@ -1,0 +1,80 @@
+"""The base of every simulated user: a Locust user that reaches the target only through its adapter.
+
+`AdapterUser` reads the plan, builds the configured adapter on a `LocustTransport` over its own client
+(so Locust's request rows are the adapter's requests), logs one of the plan's accounts in, and offers
+`record()` for the rows it measured: T-code rows also become Locust rows of their own (request type =
+the code), which `load.json` keeps apart from the request rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from locust import events
+from locust.contrib.fasthttp import FastHttpUser
+from locust.exception import StopUser
+
+from rig.adapters import Adapter, Capabilities, load_adapter_class
+from rig.adapters.models import Auth
+from rig.errors import TargetError
+from rig.evidence import Measure
+from rig.load.plan import LoadPlan, load_secrets
+from rig.load.process import RECORDER, plan_of
+from rig.load.transport import LocustTransport
+from rig.measure.tcodes import is_tcode
+
+_ACCOUNTS = itertools.count()
+
+
+class RunEndedWithoutBody(Exception):
+    """A run that ended failed, stopped or empty: its end time is kept apart from the T5 of answered runs."""
+
+
+def error_row(scenario: str, reason: str, run_id: str | None = None) -> Measure:
+    """A failure the load run counts (`error_ratio`, `rig_errors_total{reason}`)."""
+    return Measure(code="error", source="client", value=1.0, unit="count", run_id=run_id, label=reason,
+                   scenario=scenario)
+
+
+class AdapterUser(FastHttpUser):
+    """A user on the configured adapter, logged in as one of the plan's accounts (round robin per process)."""
+
+    abstract = True
+    connection_timeout = 30.0
+    network_timeout = 180.0
+
+    plan: LoadPlan
+    adapter: Adapter
+    transport: LocustTransport
+    caps: Capabilities
+    auth: Auth
+    username: str
+
+    def on_start(self) -> None:
+        self.plan = plan_of(self.environment)
+        self.transport = LocustTransport(self.client)
+        self.adapter = load_adapter_class(self.plan.adapter).connect(self.plan.target_url, transport=self.transport)
+        self.username = self.pick_account()
+        try:
+            self.auth = self.adapter.login(self.username, load_secrets()[self.username])
+            self.caps = self.adapter.capabilities()
+        except TargetError as exc:  # this user cannot act: count it, and stop it (the others go on)
+            self.record([error_row("login", f"login_failed:{exc.__class__.__name__}")])
+            raise StopUser() from None
+
+    def pick_account(self) -> str:
+        return self.plan.usernames[next(_ACCOUNTS) % len(self.plan.usernames)]
+
+    def record(self, rows: list[Measure], failure: Exception | None = None) -> None:
+        """Keep measured rows; each client-side T-code time is also a Locust row of its own, failed with
+        `failure` when it is the end of a run without a body."""
+        for m in rows:
+            if m.source == "client" and m.unit == "ms" and is_tcode(m.code):
+                no_body = bool(m.label and m.label.startswith("no_body"))
+                events.request.fire(request_type=m.code, name=m.scenario or "", response_time=m.value,
+                                    response_length=0, exception=failure if no_body else None, context={})
+        RECORDER.record(rows)
+
+    def on_stop(self) -> None:
+        if hasattr(self, "adapter"):
+            self.adapter.close()
