@@ -1,4 +1,4 @@
-"""`rig chaos`: the fault proxies, schedule validation, and the fault vocabulary."""
+"""`rig chaos`: the fault proxies, schedule validation, and the fault vocabulary (a `rig.cli` plug-in)."""
 
 from __future__ import annotations
 

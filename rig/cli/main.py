@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
+from rig import plugins
 from rig.cli import (
     ask_cmd,
     browser_cmd,
-    chaos_cmd,
     demo_cmd,
     fixtures_cmd,
     gate_cmd,
@@ -31,4 +33,8 @@ app.command("load")(load_cmd.load)
 app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
 app.add_typer(langfuse_cmd.app, name="langfuse")
-app.add_typer(chaos_cmd.app, name="chaos")
+for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
+    try:
+        app.add_typer(_ep.load(), name=_ep.name)
+    except ImportError as _exc:  # a broken plug-in must not take the other commands down with it
+        print(f"warning: command group {_ep.name!r} ({_ep.value}) is unavailable: {_exc}", file=sys.stderr)
