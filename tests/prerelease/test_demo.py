@@ -18,6 +18,7 @@ from rig.evidence import EvidenceStore
 from rig.prerelease import PrereleaseOptions, PrereleaseResult, run_prerelease
 from rig.quality.summary import turn_records
 from rig.stats import summarize
+from tests.schema_check import assert_valid
 
 SCHEDULE = """
 title: short demo chaos
@@ -42,6 +43,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> PrereleaseResult:
                                 gate_cases=[1, 12, 20, 27], quality_cases=["专家-01", "用户-04", "对抗-06"],
                                 gate_browser=False)
     return run_prerelease(options)
+
+
+def test_every_file_matches_its_published_schema(demo: PrereleaseResult) -> None:
+    assert_valid("prerelease", demo.run_dir / "prerelease.json")
+    assert_valid("load", demo.run_dir / "load" / "load.json")
+    assert_valid("results", demo.run_dir / "gate" / "results.json")
+    assert_valid("results", demo.run_dir / "quality" / "results.json")
+    assert_valid("quality", demo.run_dir / "quality" / "quality.json")
 
 
 def test_the_report_puts_the_gate_decision_first_and_holds_every_part(demo: PrereleaseResult) -> None:
