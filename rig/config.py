@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -41,6 +42,17 @@ class AccountConfig(_Strict):
         return value
 
 
+class ModelProxyConfig(_Strict):
+    """`target.model_proxy`: where the target calls its model, and where the real model is."""
+
+    listen: str  # HOST:PORT the target's model base URL points to (http://HOST:PORT/v1)
+    upstream: str  # the real OpenAI-compatible base URL (…/v1), or `mock` for the rig's deterministic model
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.listen}"
+
+
 class TargetConfig(_Strict):
     url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"
@@ -48,6 +60,8 @@ class TargetConfig(_Strict):
     restart_cmd: str | None = None
     docker_container: str | None = None  # chaos restarts through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
+    options: dict[str, Any] = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
+    model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
 
     def chaos_token(self) -> str | None:

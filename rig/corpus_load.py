@@ -10,6 +10,7 @@ from pathlib import Path
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth, Document
 from rig.clock import now_ns
+from rig.errors import TargetHTTPError
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
 
 
@@ -62,7 +63,10 @@ def load_corpus(adapter: Adapter, auth: Auth, project_id: str, corpus_dir: Path,
 
     deadline = time.monotonic() + timeout_s
     while pending:
-        for doc in adapter.documents(auth, project_id):
+        listed = adapter.documents(auth, project_id)
+        # a target may leave a failed upload out of its project listing: ask for those one by one
+        absent = set(pending) - {d.doc_id for d in listed}
+        for doc in listed + [d for d in (_document(adapter, auth, i) for i in absent) if d is not None]:
             f = pending.get(doc.doc_id)
             if f is not None and doc.final:
                 f.document = doc
@@ -73,6 +77,15 @@ def load_corpus(adapter: Adapter, auth: Auth, project_id: str, corpus_dir: Path,
                 break
             time.sleep(0.02)
     return loaded
+
+
+def _document(adapter: Adapter, auth: Auth, doc_id: str) -> Document | None:
+    try:
+        return adapter.document(auth, doc_id)
+    except TargetHTTPError as exc:
+        if exc.status in (404, 410):
+            return None  # not known (yet)
+        raise
 
 
 def server_t1_ms(doc: Document) -> float | None:

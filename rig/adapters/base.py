@@ -76,10 +76,11 @@ class Adapter(ABC):
         self.transport: Transport = transport or HttpxTransport(self.base_url, timeout_s)
 
     @classmethod
-    def connect(cls, base_url: str, *, chaos_token: str | None = None, transport: Transport | None = None) -> Adapter:
+    def connect(cls, base_url: str, *, chaos_token: str | None = None, transport: Transport | None = None,
+                options: dict[str, Any] | None = None) -> Adapter:
         """Build the adapter for a target URL (what `target.adapter` in rig.yaml names); `transport` is how its
-        requests go out (Locust's client under load, httpx otherwise)."""
-        return cls(base_url, chaos_token=chaos_token, transport=transport)  # type: ignore[call-arg]
+        requests go out (Locust's client under load, httpx otherwise); `options` are `target.options`."""
+        return cls(base_url, chaos_token=chaos_token, transport=transport, **(options or {}))  # type: ignore[call-arg]
 
     def record(self, exchange: Exchange) -> None:
         for recorder in self.recorders:
@@ -218,6 +219,10 @@ class Adapter(ABC):
         raise CapabilityMissing("regenerate")
     def export(self, auth: Auth | None, session_id: str, fmt: str = "md") -> Exported:
         raise CapabilityMissing(f"export={fmt}")
+    def read_export(self, exported: Exported) -> Session:
+        """The session a JSON export holds, in the rig's shape (each message may carry its own `session_id`)."""
+        raise CapabilityMissing("export_reading")
+
     def locate_citation(self, auth: Auth | None, citation_id: str) -> Located:
         raise CapabilityMissing("locate_citation")
 

@@ -12,7 +12,13 @@ _ALL_EXPORTS: tuple[Literal["md", "json"], ...] = ("md", "json")
 
 
 class Capabilities(BaseModel):
-    """Declared by an adapter; `missing()` names what a step needs but the target lacks."""
+    """Declared by an adapter; `missing()` names what a step needs but the target lacks.
+
+    The defaults describe target protocol v1 in full; an adapter for another target sets to False (or to
+    its variant) whatever its target does not offer. An item that needs a capability declared absent ends
+    BLOCKED naming it; a field declared present that the target then omits is the target's FAIL.
+    See docs/adapters.md for what each one means and which cases need it.
+    """
 
     stream: Literal["sse", "websocket", "none"] = "sse"
     stop: Literal["server", "disconnect", "none"] = "server"
@@ -32,6 +38,24 @@ class Capabilities(BaseModel):
     page_text: bool = True
     version: str | None = None  # the target's own version, when it says
     download: bool = True
+    # what a run record holds
+    end_reasons: bool = True  # why a run ended, in the protocol's words (user_stop, empty_answer, tool_error …)
+    run_timings: bool = True  # queued / started / first status / first token / ended stamps
+    run_tool_calls: bool = True  # each tool call with its arguments and hits
+    run_model_input: bool = True  # what went into each model request (messages, summary used)
+    run_usage: bool = True  # token usage (provider or estimate) and cost
+    trace_ids: bool = True  # a trace id per run, joined to the rig's traceparent
+    checkpoints: bool = True  # checkpoints listed on the run record
+    # what ingestion reports
+    ingest_stages: bool = True  # per-stage start and end times of an upload
+    page_counts: bool = True  # pages_total / pages_with_text of a document
+    # run control and limits
+    event_replay: bool = True  # a stream can be re-read from an event id (Last-Event-ID)
+    stream_tool_cards: bool = True  # the stream announces each tool call and its result
+    search_stages: bool = True  # a direct search reports its internal stages (encode, query, expand) with times
+    export_reading: bool = True  # the adapter can read its target's JSON export back (Adapter.read_export)
+    input_budget: bool = True  # over-budget input is refused explicitly
+    citation_pages: bool = True  # a citation names the physical page (and chunk) it rests on
     slots_metric: str | None = None  # the gauge of run slots in use on the target's /metrics, when it has one
 
     def missing(self, *names: str) -> list[str]:

@@ -16,6 +16,7 @@ from rig.adapters.models import (
     Exported,
     Located,
     Me,
+    Message,
     ModelConfigView,
     PageText,
     Project,
@@ -180,6 +181,14 @@ class WorkbenchAdapter(Adapter):
             raise CapabilityMissing(f"export={fmt}")
         reply = self.request(auth, "GET", f"{API}/sessions/{session_id}/export", op="export", params={"format": fmt})
         return Exported.model_validate({"format": fmt, "content_type": reply.content_type, "text": reply.text})
+
+    def read_export(self, exported: Exported) -> Session:
+        try:
+            data = json.loads(exported.text)
+            return Session(session_id=data["session_id"], project_id=data.get("project_id", ""),
+                           scope=data.get("scope", []), messages=[Message.model_validate(m) for m in data["messages"]])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TargetProtocolError(f"the JSON export is not protocol v1: {exc}") from None
 
     def locate_citation(self, auth: Auth | None, citation_id: str) -> Located:
         return Located.model_validate(self.json(auth, "GET", f"{API}/citations/{citation_id}/locate",

@@ -25,7 +25,7 @@ from rig.report.write import point_latest
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import open_target
+from rig.target.open import OpenedTarget, open_target
 from rig.target.spans import settle_target_spans, store_span
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
@@ -109,6 +109,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     receiver.sinks.append(lambda s: store_span(store, s))
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name)
     embedded = None
+    opened: OpenedTarget | None = None
     browser: BrowserKit | str | None = None
     try:
         started: list[EmbeddedWorkbench] = []
@@ -162,6 +163,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         tracer.close()
         if embedded is not None:
             embedded.stop()  # its last spans are exported on shutdown, while the receiver still listens
+        if opened is not None:
+            opened.close_fixtures()
         receiver.stop()
         store.close()
 

@@ -126,8 +126,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                        extra_args=extra, started=started)
         adapter = conn.adapter
         keys = list(conn.usernames)
-        owner = adapter.login(conn.usernames[keys[0]], conn.passwords[keys[0]])
-        redactor.add(owner.token)
+        logins = {k: adapter.login(conn.usernames[k], conn.passwords[k]) for k in keys}  # every account, up front
+        redactor.add(*(a.token for a in logins.values()))
+        owner = logins[keys[0]]
         if progress:
             progress("uploading the corpus", 0, options.duration_s)
         members = [conn.usernames[k] for k in keys[1:]]

@@ -33,7 +33,7 @@ from rig.report.write import point_latest, write_reports
 from rig.rundir import run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import open_target
+from rig.target.open import OpenedTarget, open_target
 from rig.target.spans import settle_target_spans, store_span
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
@@ -96,6 +96,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,
                        kind="quality")
     started: list[EmbeddedWorkbench] = []
+    opened: OpenedTarget | None = None
     try:
         opened = open_target(config, run_dir, store, redactor, receiver, manifest, manifest.defects, started,
                              progress)
@@ -129,6 +130,8 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         tracer.close()
         for target in started:
             target.stop()
+        if opened is not None:
+            opened.close_fixtures()
         receiver.stop()
         store.close()
 

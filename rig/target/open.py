@@ -24,6 +24,7 @@ from rig.fixtures import CorpusManifest, ensure_corpus
 from rig.redact import Redactor
 from rig.runmanifest import RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
+from rig.target.model_proxy import ModelProxy
 from rig.target.readiness import wait_ready
 from rig.target.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.target.session import TargetSession
@@ -47,10 +48,14 @@ class Connection:
     models: ModelChoices = field(default_factory=ModelChoices)
     slots_metric: str | None = None
     ready_path: str = "/readyz"
+    options: dict[str, Any] = field(default_factory=dict)  # target.options, for adapters built elsewhere
+    model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
 
     def close(self) -> None:
-        """Close the adapter and stop the embedded workbench, if this connection started one."""
+        """Close the adapter, stop the model proxy and the embedded workbench this connection started."""
         self.adapter.close()
+        if self.model_proxy is not None:
+            self.model_proxy.stop()
         if self.embedded is not None:
             self.embedded.stop()
 
@@ -72,7 +77,8 @@ def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transp
     if token:
         redactor.add(token)
     wait_ready(config.target.url, timeout_s, path=config.target.ready_path)
-    return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token, transport=transport)
+    return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token, transport=transport,
+                                                             options=config.target.options)
 
 
 def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, accounts: dict[str, str],
@@ -81,6 +87,7 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
     """Connect to the configured target, or start the embedded one with `accounts` (key → username) seeded.
 
     An embedded workbench is appended to `started` as soon as it runs, so the caller can stop it on any error.
+    With `target.model_proxy` the rig's LLM fault proxy is started first, where the target calls its model.
     """
     if config is None:
         embedded = start_embedded(data_dir, redactor, extra_args=extra_args, defects=defects)
@@ -92,14 +99,21 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
         workbench = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
         return Connection(workbench, EMBEDDED_ADAPTER, dict(accounts), passwords, embedded=embedded,
                           restarter=LocalProcessRestarter(embedded), slots_metric=workbench.capabilities().slots_metric)
-    adapter = connect_external(config, redactor)
+    proxy = ModelProxy(config.target.model_proxy, data_dir).start() if config.target.model_proxy else None
+    try:
+        adapter = connect_external(config, redactor)
+    except BaseException:
+        if proxy is not None:
+            proxy.stop()
+        raise
     passwords = {key: a.resolve_password() for key, a in config.accounts.items()}
     redactor.add(*passwords.values())
     t = config.target
     restarter = CommandRestarter(t.restart_cmd, t.url, ready_path=t.ready_path) if t.restart_cmd else None
     return Connection(adapter, t.adapter, {key: a.username for key, a in config.accounts.items()}, passwords,
                       restarter=restarter, models=config.models,
-                      slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path)
+                      slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path,
+                      options=dict(t.options), model_proxy=proxy)
 
 
 @dataclass
@@ -110,6 +124,11 @@ class OpenedTarget:
     corpus_dir: Path
     corpus: CorpusManifest
     chaos_defaults: dict[str, Any] | None
+
+    def close_fixtures(self) -> None:
+        """Stop what the rig started beside an external target (its model proxy)."""
+        if self.target.model_proxy is not None:
+            self.target.model_proxy.stop()
 
 
 def stale_target(run_dir: Path, pid: int | None) -> None:
@@ -134,6 +153,17 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
     usernames = (saved or {}).get("usernames") or {"a": "rig-a", "b": "rig-b"}
     conn = connect(config, run_dir / "target", redactor, accounts=usernames, defects=defects, started=started,
                    extra_args=["--otlp-endpoint", receiver.endpoint])
+    try:
+        return _open(conn, config, run_dir, store, redactor, receiver, manifest, saved, progress)
+    except BaseException:
+        if conn.model_proxy is not None:
+            conn.model_proxy.stop()
+        raise
+
+
+def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
+          receiver: OtlpReceiver, manifest: RunManifest, saved: dict[str, Any] | None,
+          progress: Progress | None) -> OpenedTarget:
     if conn.embedded is not None:
         store.set_meta("target_pid", conn.embedded.pid)
     adapter = conn.adapter
@@ -155,7 +185,8 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
         setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=conn.embedded is not None)
     target = TargetSession(adapter=adapter, auth=auth, passwords={w: conn.passwords[w] for w in ("a", "b")},
                            setup=setup, caps=caps, embedded=conn.embedded, receiver=receiver,
-                           restarter=conn.restarter, models=conn.models, slots_metric=conn.slots_metric)
+                           restarter=conn.restarter, models=conn.models, slots_metric=conn.slots_metric,
+                           model_proxy=conn.model_proxy)
     defaults = store.meta("chaos_defaults")
     if caps.chaos and defaults is None:
         defaults = adapter.chaos("GET", "settings")

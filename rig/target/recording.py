@@ -28,6 +28,8 @@ from rig.telemetry.tracing import RigTracer, trace_id_of, traceparent_of
 from rig.verdict import Item, Verdict
 
 MAX_BODY = 6000
+SLOW_PROXY_FIRST_MS, SLOW_PROXY_CHUNK_MS = 400.0, 60.0  # a model stream slowed by the rig's LLM proxy
+SLOW_SETTINGS = {"token_delay_ms": 25, "first_token_delay_ms": 40}  # the same through a target's own control
 
 
 def _clip(value: Any) -> Any:
@@ -56,6 +58,7 @@ class RecordingContext:
         self.trace_id = trace_id_of(span)
         self._run_spans: dict[str, Span] = {}
         self._chaos_used = False
+        self._proxy_rules: list[str] = []
         self._recorder = self._record_exchange
         target.adapter.recorders.append(self._recorder)
 
@@ -98,7 +101,11 @@ class RecordingContext:
         return self.evidence("observation", title, data)
 
     def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
-             required: bool = True) -> Item:
+             required: bool = True, needs: tuple[str, ...] = ()) -> Item:
+        """Record one item; with `needs`, a capability the target lacks makes it BLOCKED naming it."""
+        missing = self.caps.missing(*needs)
+        if missing:
+            ok, reason = Verdict.BLOCKED, f"missing capability: {', '.join(missing)}"
         verdict = ok if isinstance(ok, Verdict) else Verdict.of(ok)
         item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
         self.items.append(item)
@@ -110,6 +117,31 @@ class RecordingContext:
             m.rep, m.case_id = self.rep, self.key
             m.scenario = m.scenario or f"case{self.key}"
         self.store.add_measures(measures)
+
+    def lacks(self, name: str, *capabilities: str) -> bool:
+        """True (and item `name` recorded BLOCKED, naming them) when the target lacks any of `capabilities`:
+        the caller skips that part, and the case's other items still run and count."""
+        missing = self.caps.missing(*capabilities)
+        if missing:
+            self.item(name, Verdict.BLOCKED, f"missing capability: {', '.join(missing)}")
+        return bool(missing)
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        """A part of the case: an operation inside it that the target lacks (`CapabilityMissing`) ends item
+        `name` BLOCKED naming it, and the case goes on with its other parts."""
+        try:
+            yield
+        except CapabilityMissing as exc:
+            self.item(name, Verdict.BLOCKED, f"missing capability: {exc.capability}")
+
+    def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int) -> Item:
+        """A field the protocol asks for: BLOCKED when the target does not declare `capability`, FAIL when it
+        declares it and the field is absent, PASS when it is there."""
+        if self.caps.missing(capability):
+            return self.item(name, Verdict.BLOCKED, f"missing capability: {capability}", *evidence_ids)
+        return self.item(name, present, reason if present else f"declared ({capability}) but absent: {reason}",
+                         *evidence_ids)
 
     def require(self, *capabilities: str) -> None:
         """End the case BLOCKED when the target lacks any of these capabilities."""
@@ -223,8 +255,48 @@ class RecordingContext:
         finally:
             self.chaos("PUT", "settings", before)
 
+    # -- fault fixtures: the rig's own model proxy first, the target's test-only control only when it is the way
+    @contextmanager
+    def slow_model(self) -> Iterator[str]:
+        """The model's stream slowed for the block (stop and disconnect cases need a run still streaming);
+        yields the fixture used (`rig_proxy` or `target_control`), which is kept as evidence."""
+        proxy = self.target.model_proxy
+        if proxy is not None:
+            ids = [proxy.add({"mode": "first_token_delay", "delay_ms": SLOW_PROXY_FIRST_MS}),
+                   proxy.add({"mode": "slow_body", "delay_ms": SLOW_PROXY_CHUNK_MS})]
+            self.evidence("fixture", "model slowed through the rig's LLM proxy",
+                          {"fixture": "rig_proxy", "first_token_ms": SLOW_PROXY_FIRST_MS, "chunk_ms": SLOW_PROXY_CHUNK_MS})
+            try:
+                yield "rig_proxy"
+            finally:
+                for rule in ids:
+                    proxy.remove(rule)
+            return
+        if not self.caps.chaos:
+            raise CapabilityMissing("slow_model", detail="no target.model_proxy in rig.yaml and no test-only control")
+        with self.settings(**SLOW_SETTINGS):
+            self.evidence("fixture", "model slowed through the target's test-only control", {"fixture": "target_control"})
+            yield "target_control"
+
+    def model_fault(self, mode: str, **extra: Any) -> str:
+        """One model request answered with a fault (`empty`, `status`, `no_usage` …): through the rig's LLM proxy
+        when configured, else the target's own `llm` fault point; returns the fixture used."""
+        proxy = self.target.model_proxy
+        if proxy is not None:
+            rule = {"mode": mode, "times": 1, **extra}
+            rule_id = proxy.add(rule)
+            self._proxy_rules.append(rule_id)
+            self.evidence("fault", f"model {mode} through the rig's LLM proxy", {"fixture": "rig_proxy", **rule,
+                                                                                   "rule_id": rule_id})
+            return "rig_proxy"
+        self.fault("llm", mode, times=1, **extra)
+        return "target_control"
+
     def reset_chaos(self, defaults: dict[str, Any] | None) -> None:
-        """Clear faults and restore default settings after a case that used the control."""
+        """Clear the case's model-proxy rules, and faults and default settings when it used the control."""
+        proxy = self.target.model_proxy
+        while proxy is not None and self._proxy_rules:
+            proxy.remove(self._proxy_rules.pop())
         if not self._chaos_used:
             return
         self.adapter.chaos("DELETE", "faults")

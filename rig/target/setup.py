@@ -68,7 +68,8 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
     b_private = adapter.create_project(b, f"rig gate B private {stamp}")
     shared = load_corpus(adapter, b, b_shared, corpus_dir, manifest, only=["P21"])
     private = load_corpus(adapter, b, b_private, corpus_dir, manifest, only=["P24"])
-    adapter.add_member(b, b_shared, a.username)
+    if not adapter.capabilities().missing("members"):  # without sharing, B's "shared" paper stays B's own
+        adapter.add_member(b, b_shared, a.username)
     ingest = []
     for project, batch in ((main, loaded), (isolated, iso), (b_shared, shared), (b_private, private)):
         for f in batch.files:

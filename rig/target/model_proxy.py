@@ -1,0 +1,84 @@
+"""The rig's own fault fixture in front of a target's model: the LLM fault proxy at the address the
+target's OpenAI-compatible base URL points to (`target.model_proxy` in rig.yaml).
+
+The rig starts it as `rig chaos llm-proxy` (the chaos plug-in's command, so the rig imports nothing of
+it) and drives it over its published control API (`/_rig/rules`, `/_rig/requests`). Cases use it to slow a
+model's stream, empty an answer, fail a request or drop usage on any target whose model endpoint can be
+pointed at it, without a test-only control in the target.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rig.config import ModelProxyConfig
+from rig.errors import ConfigError, RigError
+from rig.target.readiness import wait_ready
+
+
+class ModelProxy:
+    """A running LLM fault proxy this rig started; `add()` and `clear()` change its rules while it runs."""
+
+    def __init__(self, config: ModelProxyConfig, log_dir: Path) -> None:
+        self.config = config
+        self.log_path = log_dir / "model-proxy.log"
+        self.record_path = log_dir / "model-proxy.jsonl"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 30.0) -> ModelProxy:
+        host, _, port = self.config.listen.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"target.model_proxy.listen {self.config.listen!r} is not HOST:PORT",
+                              fix="for example listen: 127.0.0.1:18099 (the target's model base URL: http://127.0.0.1:18099/v1)")
+        cmd = [sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", self.config.upstream,
+               "--listen", self.config.listen, "--record", str(self.record_path)]
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+
+        def alive() -> None:
+            if self.process is not None and self.process.poll() is not None:
+                tail = self.log_path.read_text(errors="replace")[-800:]
+                raise RigError(f"the model proxy exited with {self.process.returncode}: {tail}",
+                               fix="check target.model_proxy (is the port free? is `rig chaos` installed?)")
+
+        wait_ready(self.config.url, timeout_s, alive, path="/_rig/healthz")
+        return self
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        try:
+            response = httpx.request(method, f"{self.config.url}/_rig/{path}", json=body, timeout=10.0)
+        except httpx.TransportError as exc:
+            raise RigError(f"the model proxy at {self.config.url} does not answer: {exc}",
+                           fix="see model-proxy.log in the run directory") from None
+        if response.status_code >= 400:
+            raise RigError(f"the model proxy refused {method} /_rig/{path}: {response.text[:200]}")
+        return response.json()
+
+    def add(self, rule: dict[str, Any]) -> str:
+        """Add a rule (`{"mode": "slow_body", "delay_ms": 60}` …); returns its id."""
+        return str(self._call("POST", "rules", rule)["rule_id"])
+
+    def remove(self, rule_id: str) -> None:
+        self._call("DELETE", f"rules/{rule_id}")
+
+    def clear(self) -> None:
+        self._call("DELETE", "rules")
+
+    def rules(self) -> list[dict[str, Any]]:
+        return list(self._call("GET", "rules"))
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
