@@ -13,7 +13,7 @@ from rig.browser.driver import BrowserTurn, BrowserUser
 from rig.browser.kit import BrowserKit, browser_step, turn_measures
 from rig.gate.context import CaseContext
 from scenarios.reliability.login_isolation import CASE1_QUESTION
-from scenarios.reliability.steps import SLOW, answer_of
+from scenarios.reliability.steps import answer_of
 
 SANE_LAG_MS = 2000.0  # browser first answer text later than the server's first token, but not by seconds
 
@@ -119,7 +119,7 @@ async def stop_from_ui(ctx: CaseContext, kit: BrowserKit) -> None:
     """
     user = await _login_a(ctx, kit)
     await user.start_session(["P32"], ctx.target.setup.project_a)
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         await user.ask("请查清买家保护与徽章关系并给依据。", wait=False)
         await user.wait_for("answer_ms", 30)
         await user.stop()
@@ -145,7 +145,7 @@ async def close_page_reopen(ctx: CaseContext, kit: BrowserKit) -> None:
     """
     user = await _login_a(ctx, kit)
     sid = await user.start_session(["P32"], ctx.target.setup.project_a)
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         await user.ask("请查清买家保护与徽章关系并给依据。", wait=False)
         turn = await user.wait_for("answer_ms", 30)
         await user.reopen()

@@ -36,6 +36,8 @@ def unique_quote_located(ctx: CaseContext) -> None:
     Expects: the right file and physical page; a highlight only for a unique match, anchored to the
     text (so it still corresponds after zooming). Evidence: quote, page, match state, highlight.
     """
+    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
+        return
     _, cites = _ask_citations(ctx, [ctx.doc("P32")], "买家保护以后，徽章还有信号价值吗？")
     path = ctx.fixture_path(paper_id="P32")
     # A quote that occurs exactly once in the whole original file, on its abstract page.
@@ -64,6 +66,8 @@ def summary_with_reliable_page(ctx: CaseContext) -> None:
     unique; without reliable support the reading is kept honest. Evidence: claim, candidate sentences,
     match and display.
     """
+    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
+        return
     _, cites = _ask_citations(ctx, [ctx.doc("P35")], "卖家在打包发货时偷工减料属于什么问题？")
     on3 = [c for c in cites if c.page == 3]
     if not on3:
@@ -91,16 +95,21 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
     _, cites = _ask_citations(ctx, [ctx.doc("P32")], "请概括《Reputation and Regulations- Evidence from eBay》的主要发现")
     whole = [c for c in cites if c.page is None]
     if whole:
-        located = ctx.adapter.locate_citation(ctx.a, whole[0].citation_id)
         readable = len(ctx.adapter.download(ctx.a, whole[0].doc_id)) > 0
-        e = ctx.observe("file-level citation", {"citation": whole[0].model_dump(), "located": located.model_dump(),
-                                                "original_downloadable": readable})
-        ctx.item("file_level_no_page", located.match == "file_only" and located.page is None and
-                 not located.highlights and readable, f"match {located.match}, page {located.page}", e)
+        located = None if ctx.caps.missing("locate_citation") else ctx.adapter.locate_citation(ctx.a, whole[0].citation_id)
+        e = ctx.observe("file-level citation", {"citation": whole[0].model_dump(), "original_downloadable": readable,
+                                                "located": located.model_dump() if located else None})
+        if located is None:  # no locate entry: what the citation itself claims, and the original still opens
+            ctx.item("file_level_no_page", readable, "the citation names no page and the original opens", e)
+        else:
+            ctx.item("file_level_no_page", located.match == "file_only" and located.page is None and
+                     not located.highlights and readable, f"match {located.match}, page {located.page}", e)
     else:
         e = ctx.observe("citations of a whole-paper summary", [(c.page, c.quote[:60]) for c in cites])
         ctx.item("file_level_no_page", Verdict.U, "every citation carried a page; the file-level variant could not "
                  "be observed", e)
+    if ctx.lacks("duplicate_not_picked", "citation_pages", "locate_citation"):
+        return
     dup_doc = ctx.isolated("P32-DUPQUOTE")
     path = ctx.fixture_path(variant_id="P32-DUPQUOTE")
     _, dup_cites = _ask_citations(ctx, [dup_doc], "买家保护以后，徽章还有信号价值吗？")
@@ -124,13 +133,16 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
     Expects: the source list may merge by paper but each in-text citation keeps its own physical page;
     a blank page does not shift later pages. Evidence: physical page order, source map, clicks.
     """
+    if ctx.lacks("page_level_citations", "citation_pages"):  # every item rests on paged citations
+        return
     question = "用中文区分逆向选择和道德风险，各给出文中一个例子。"
     for label, doc in (("original", ctx.doc("P35")), ("blank_page_copy", ctx.isolated("P35-BLANK"))):
         sid, cites = _ask_citations(ctx, [doc], question)
         paged = [c for c in cites if c.page is not None]
         pages = sorted({c.page for c in paged if c.page is not None})
         on_page = {c.citation_id: citation_on_its_page(ctx, c) for c in paged}
-        located = {c.citation_id: ctx.adapter.locate_citation(ctx.a, c.citation_id).page for c in paged}
+        located = ({c.citation_id: ctx.adapter.locate_citation(ctx.a, c.citation_id).page for c in paged}
+                   if not ctx.caps.missing("locate_citation") else {})
         e = ctx.observe(f"{label}: pages and clicks", {"pages": pages, "quote_on_cited_page": on_page,
                                                         "located_pages": located,
                                                         "blank_pages": ctx.manifest.variant("P35-BLANK").blank_pages
@@ -138,7 +150,7 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
         ctx.item(f"{label}_distinct_pages", len(pages) >= 2, f"cited physical pages {pages}", e)
         ctx.item(f"{label}_page_identity", bool(paged) and all(on_page.values()) and
                  all(located[c.citation_id] == c.page for c in paged),
-                 "every quote is on its cited physical page and opens there", e)
+                 "every quote is on its cited physical page and opens there", e, needs=("locate_citation",))
         if "json" in ctx.caps.export:
             sources = json.loads(ctx.adapter.export(ctx.a, sid, "json").text).get("sources", [])
             mine = [s for s in sources if s.get("doc_id") == doc]
@@ -155,6 +167,8 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
     highlight and the source relation stays right. Times are recorded, no latency bar is set.
     Evidence: content hashes, claims, first/second open times, cache state, locate results.
     """
+    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
+        return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, "总福利提高2.9%指什么？")
     answer = answer_of(ctx, opened.session_id, run.run_id)
@@ -219,7 +233,12 @@ def removed_source_not_back(ctx: CaseContext) -> None:
     new = [c for m in session.messages if m.run_id == second.run_id and m.role == "assistant" for c in m.citations]
     e = ctx.observe("citation maps", {"before": [(c.doc_id, c.page) for c in old],
                                       "after": [(c.doc_id, c.page) for c in new], "scope_after": [p32]})
-    ctx.item("precondition_both_cited", {c.doc_id for c in old} >= {p21, p32}, "the first answer cited both", e)
+    cited_first = {c.doc_id for c in old}
+    if not cited_first >= {p21, p32}:  # the set-up the case needs; not a promise of the target (U, not FAIL)
+        ctx.item("precondition_both_cited", Verdict.U, "the first answer did not cite both P21 and P32 "
+                 f"(cited {sorted(cited_first)}), so a removed source coming back cannot be observed", e)
+        return
+    ctx.item("precondition_both_cited", True, "the first answer cited both", e)
     ctx.item("removed_not_back", bool(new) and p21 not in {c.doc_id for c in new}, "no P21 in the new answer", e)
     ctx.item("kept_source_valid", any(c.doc_id == p32 for c in new) and all(citation_on_its_page(ctx, c)
                                                                            for c in new if c.page is not None),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from scenarios.reliability.steps import answers
@@ -33,13 +31,19 @@ def copy_and_export(ctx: CaseContext) -> None:
         exported = ctx.adapter.export(ctx.a, opened.session_id, fmt)
         e2 = ctx.evidence("export", f"export {fmt}", {"content_type": exported.content_type, "text": exported.text})
         if fmt == "json":
-            data = json.loads(exported.text)
-            ids = [m["message_id"] for m in data.get("messages", [])]
-            cited = {(c["doc_id"], c["page"]) for m in data.get("messages", []) for c in m.get("citations", [])}
-            sessions = {m.get("session_id", opened.session_id) for m in data.get("messages", [])}
-            complete = ids == [m.message_id for m in branch]
-            same_sources = cited == {(c.doc_id, c.page) for m in branch for c in m.citations}
-            isolated = sessions == {opened.session_id} and marker not in exported.text
+            with ctx.part("json_export_read"):  # the adapter reads its target's JSON back into the rig's shape
+                read = ctx.adapter.read_export(exported)
+                ids = [m.message_id for m in read.messages]
+                cited = {(c.doc_id, c.page) for m in read.messages for c in m.citations}
+                complete = ids == [m.message_id for m in branch]
+                same_sources = cited == {(c.doc_id, c.page) for m in branch for c in m.citations}
+                sessions = {(m.model_extra or {}).get("session_id", read.session_id) for m in read.messages}
+                isolated = read.session_id == opened.session_id and sessions <= {opened.session_id} and \
+                    marker not in exported.text
+                ctx.item(f"{fmt}_complete", complete, f"every message of the current branch is in the {fmt} export", e2)
+                ctx.item(f"{fmt}_sources_match", same_sources, "exported sources match the session's citations", e2)
+                ctx.item(f"{fmt}_no_other_session", isolated, "nothing from the user's other session", e2)
+            continue
         else:
             complete = all(m.content.splitlines()[0] in exported.text for m in branch if m.content)
             paper_ids = {c.paper_id for m in branch for c in m.citations if c.paper_id}

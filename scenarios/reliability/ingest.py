@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from rig.adapters.models import Document
+from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import ingest_measures, search_measures
@@ -12,6 +14,16 @@ from rig.pdftext import page_texts, squash
 from rig.target.setup import IngestEntry
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt
+
+
+def document_or_none(ctx: CaseContext, doc_id: str) -> Document | None:
+    """A's document by id, None when the target does not know it."""
+    try:
+        return ctx.adapter.document(ctx.a, doc_id)
+    except TargetHTTPError as exc:
+        if exc.status in (404, 410):
+            return None
+        raise
 
 
 def _entry(ctx: CaseContext, *, paper: str | None = None, variant: str | None = None,
@@ -38,6 +50,12 @@ def inventory_of_28(ctx: CaseContext) -> None:
         entry = ctx.manifest.paper(paper.paper_id)
         doc_id = ctx.target.setup.docs.get(paper.paper_id)
         doc = listed.get(doc_id or "")
+        if doc is None and doc_id:  # not listed in the project: is it at least visible on its own, with its failure?
+            visible = document_or_none(ctx, doc_id)
+            if visible is not None and visible.status == "failed" and visible.error is not None:
+                ledger.append({"paper_id": paper.paper_id, "file": paper.name, "doc_id": doc_id, "status": "failed",
+                               "listed_in_project": False, "error": visible.error.model_dump()})
+                continue
         if doc is None:
             missing.append(paper.paper_id)
             continue
@@ -59,9 +77,10 @@ def inventory_of_28(ctx: CaseContext) -> None:
              else f"differs: {mismatched}", e)
     ctx.item("no_false_ready", not false_ready, "no file without a full text layer is reported ready"
              if not false_ready else f"reported ready without full text: {false_ready}", e)
-    stamped = all(s[1] is not None for row in ledger for s in row["stages"])
-    ctx.item("stage_times_recorded", stamped and all(row["stages"] for row in ledger),
-             "every file has per-stage start/end", e)
+    processed = [row for row in ledger if "stages" in row]
+    stamped = all(s[1] is not None for row in processed for s in row["stages"])
+    ctx.declared("stage_times_recorded", "ingest_stages", stamped and all(row["stages"] for row in processed),
+                 "every processed file has per-stage start/end", e)
 
 
 @case(7, "可靠性-07-1", codes=("T2",))
@@ -113,10 +132,12 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
             ok = bool(body_hits)
             reason = "reported ready" + (" and its body is searchable (OCR)" if ok else
                                          " but its scanned body is not searchable")
-        else:
-            ok = doc.status in ("no_text", "partial") and doc.pages_with_text == len(entry.text_pages) and \
-                doc.error is not None
-            reason = f"status {doc.status}, {doc.pages_with_text} page(s) with text, reason shown: {bool(doc.error)}"
+        else:  # not claimed searchable: honest when it says why, and (where it counts pages) counts the text pages
+            pages_ok = ctx.caps.missing("page_counts") or doc.pages_with_text == len(entry.text_pages)
+            ok = doc.status in ("no_text", "partial", "failed") and doc.error is not None and bool(pages_ok)
+            reason = (f"status {doc.status}, reason shown: {bool(doc.error)}"
+                      + ("" if ctx.caps.missing("page_counts") else
+                         f", {doc.pages_with_text} page(s) with text of {len(entry.text_pages)}"))
         ctx.item(paper, ok, reason, e)
         ing = _entry(ctx, paper=paper, project=project)
         ctx.measures(ingest_measures(paper, ing.t1_client_ms))
@@ -191,7 +212,9 @@ def subset_change(ctx: CaseContext) -> None:
 
     wrong = [c.citation_id for c in new if not citation_on_its_page(ctx, c)]
     e3 = ctx.observe("second-turn quotes on their cited pages (rig's reading)", {"not_on_page": wrong})
-    ctx.item("no_misattribution", bool(new) and not wrong, "every new quote is on its cited page of P32", e3)
+    ctx.item("no_misattribution", bool(new) and not wrong,
+             "every new quote is on its cited page of P32" if not wrong else f"not on their cited page: {wrong}", e3,
+             needs=("citation_pages",))
 
 
 RULES = {"(scope ∪ attachments) ∩ readable"}
@@ -208,7 +231,8 @@ def permission_and_attachment_rule(ctx: CaseContext) -> None:
     rule = ctx.caps.scope_rule
     if not rule or rule not in RULES:
         e = ctx.observe("declared scope rule", {"scope_rule": rule})
-        ctx.item("rule_declared", Verdict.BLOCKED, "the target declares no scope-combination rule the rig knows"
+        ctx.item("rule_declared", Verdict.BLOCKED, "missing capability: scope_rule (the target declares no "
+                 "scope-combination rule the rig knows)"
                  if not rule else f"declared rule {rule!r} is not one the rig can check", e)
         return
     mine, shared, private = ctx.doc("P32"), ctx.target.setup.b_shared_doc, ctx.target.setup.b_private_doc

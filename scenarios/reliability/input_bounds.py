@@ -22,8 +22,13 @@ def over_budget_message(ctx: CaseContext) -> None:
     as completed; the next normal request still works. Evidence: the budget, the error, the next run.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    tight = ctx.settings(input_budget_tokens=300) if ctx.caps.chaos else nullcontext()
-    body = "请解释买家保护与徽章的关系，并逐条列出证据。" * (30 if ctx.caps.chaos else 800) + REQUIREMENT
+    # The budget: tightened through the target's own control; else the model (behind the rig's proxy) refuses
+    # this input as over its context; else an input long enough to pass any usual budget, with no budget known.
+    fixture = "target_control" if ctx.caps.chaos else "rig_proxy" if ctx.target.model_proxy else "long_input"
+    tight = ctx.settings(input_budget_tokens=300) if fixture == "target_control" else nullcontext()
+    if fixture == "rig_proxy":
+        ctx.model_fault("status", status=400, match="RIG-36-MARKER")
+    body = "请解释买家保护与徽章的关系，并逐条列出证据。" * (30 if fixture != "long_input" else 800) + REQUIREMENT
     with tight:
         try:
             run = ctx.submit(ctx.a, opened.session_id, body)
@@ -45,8 +50,9 @@ def over_budget_message(ctx: CaseContext) -> None:
         answer = answer_of(ctx, opened.session_id, run.run_id)
         e = ctx.observe("accepted over-budget input", {"state": d.state, "end_reason": d.end_reason,
                                                        "answer": answer.content if answer else None})
-        failed_explicitly = d.state == "failed" and d.end_reason == "input_too_long"
-        ctx.item("explicit_limit", failed_explicitly, f"run ended {d.state}/{d.end_reason}", e)
+        failed_explicitly = d.state == "failed" and (d.end_reason == "input_too_long" or not ctx.caps.end_reasons)
+        ctx.item("explicit_limit", failed_explicitly, f"run ended {d.state}/{d.end_reason} ({fixture})", e,
+                 needs=() if fixture != "long_input" else ("input_budget",))
         stored = [m for m in ctx.adapter.session(ctx.a, opened.session_id).messages if m.role == "user"]
         kept_requirement = bool(stored) and REQUIREMENT in stored[-1].content
         ctx.item("no_silent_truncation", failed_explicitly or (d.state == "completed" and kept_requirement),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from scenarios.reliability.steps import answer_of, attempt
+from scenarios.reliability.steps import answer_of, attempt, export_format
 
 CASE1_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 
@@ -44,9 +44,11 @@ def login_and_first_answer(ctx: CaseContext) -> None:
     ok = run.detail is not None and run.detail.state == "completed" and bool(run.answer.strip())
     ctx.item("answer_from_allowed_materials", ok and bool(cited) and cited <= {ctx.doc("P32")},
              f"run {run.detail.state if run.detail else '?'}; cited {len(cited)} allowed document(s)", e_ans)
-    linked = run.detail is not None and run.detail.session_id == opened.session_id and bool(run.detail.trace_id)
-    ctx.item("request_linked", linked, f"run {run.run_id} belongs to the session and carries trace "
-             f"{run.detail.trace_id if run.detail else None}", e_ans)
+    linked = run.detail is not None and run.detail.session_id == opened.session_id
+    ctx.item("request_linked", linked, f"run {run.run_id} belongs to session "
+             f"{run.detail.session_id if run.detail else None} (opened {opened.session_id})", e_ans)
+    trace = run.detail.trace_id if run.detail else None
+    ctx.declared("trace_linked", "trace_ids", bool(trace), f"run {run.run_id} carries trace id {trace}", e_ans)
 
 
 @case(2, "可靠性-02-1")
@@ -58,20 +60,22 @@ def anonymous_access(ctx: CaseContext) -> None:
     """
     sid, run_id, fragment, citation = _answered_session(ctx)
     doc = ctx.doc("P32")
+    fmt = export_format(ctx)
     tries = {
         "session": lambda: ctx.adapter.session(None, sid),
         "run_detail": lambda: ctx.adapter.run(None, run_id),
         "original_file": lambda: ctx.adapter.download(None, doc),
         "page_text": lambda: ctx.adapter.page_text(None, doc, 1),
         "document": lambda: ctx.adapter.document(None, doc),
-        "export": lambda: ctx.adapter.export(None, sid, "md"),
+        "export": lambda: ctx.adapter.export(None, sid, fmt),
         "citation": lambda: ctx.adapter.locate_citation(None, citation),
     }
     for name, fn in tries.items():
-        result = attempt(fn)
-        leaked = "%PDF" in result.body or (fragment and fragment[:20] in result.body) or "2.9%" in result.body
-        e = ctx.observe(f"anonymous {name}", {"status": result.status, "content_leaked": bool(leaked)})
-        ctx.item(name, result.denied and not leaked, f"status {result.status}, content leaked: {bool(leaked)}", e)
+        with ctx.part(name):  # an entry the target does not have is BLOCKED; the others still count
+            result = attempt(fn)
+            leaked = "%PDF" in result.body or (fragment and fragment[:20] in result.body) or "2.9%" in result.body
+            e = ctx.observe(f"anonymous {name}", {"status": result.status, "content_leaked": bool(leaked)})
+            ctx.item(name, result.denied and not leaked, f"status {result.status}, content leaked: {bool(leaked)}", e)
 
 
 @case(3, "可靠性-03-1")
@@ -85,10 +89,11 @@ def cross_account_original(ctx: CaseContext) -> None:
     for name, fn in {"metadata": lambda: ctx.adapter.document(ctx.b, doc),
                      "preview": lambda: ctx.adapter.page_text(ctx.b, doc, 1),
                      "download": lambda: ctx.adapter.download(ctx.b, doc)}.items():
-        result = attempt(fn)
-        leaked = "%PDF" in result.body or "buyer protection" in result.body.lower()
-        e = ctx.observe(f"B {name} of A's P32", {"status": result.status, "content_leaked": leaked})
-        ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}", e)
+        with ctx.part(f"b_{name}"):
+            result = attempt(fn)
+            leaked = "%PDF" in result.body or "buyer protection" in result.body.lower()
+            e = ctx.observe(f"B {name} of A's P32", {"status": result.status, "content_leaked": leaked})
+            ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}", e)
     import hashlib
 
     data = ctx.adapter.download(ctx.a, doc)
@@ -114,10 +119,11 @@ def cross_account_session_run_export(ctx: CaseContext) -> None:
     }
     ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username})
     for name, fn in tries.items():
-        result = attempt(fn)
-        leaked = bool(fragment) and fragment[:20] in result.body
-        e = ctx.observe(f"B {name}", {"status": result.status, "content_leaked": leaked})
-        ctx.item(name, result.denied and not leaked, f"B got {result.status}", e)
+        with ctx.part(name):
+            result = attempt(fn)
+            leaked = bool(fragment) and fragment[:20] in result.body
+            e = ctx.observe(f"B {name}", {"status": result.status, "content_leaked": leaked})
+            ctx.item(name, result.denied and not leaked, f"B got {result.status}", e)
 
 
 @case(5, "可靠性-05-1")

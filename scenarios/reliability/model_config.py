@@ -6,7 +6,6 @@ import secrets
 
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.verdict import Verdict
 
 
 @case(37, "可靠性-37-1", codes=("T8", "T11"))
@@ -17,8 +16,7 @@ def personal_model_config(ctx: CaseContext) -> None:
     (or degrades by a declared rule), never silently switching to another paid config while claiming
     the original. Evidence: redacted config versions, models recorded on runs, error state.
     """
-    if not ctx.caps.model_config_api:
-        ctx.item("model_config_offered", Verdict.BLOCKED, "the target offers no per-user model configuration")
+    if ctx.lacks("model_config_offered", "model_config_api"):  # per-user model configuration is what it tests
         return
     models = ctx.target.models
     original = ctx.adapter.model_config(ctx.a)
@@ -56,8 +54,7 @@ def cross_account_model_config(ctx: CaseContext) -> None:
     each account's model requests use its own config. Evidence: both accounts' requests and responses,
     redacted configs and their owners, models recorded on runs.
     """
-    if not ctx.caps.model_config_api:
-        ctx.item("model_config_offered", Verdict.BLOCKED, "the target offers no per-user model configuration")
+    if ctx.lacks("model_config_offered", "model_config_api"):  # per-user model configuration is what it tests
         return
     models = ctx.target.models
     keys = {"a": f"sk-rig-a-{secrets.token_hex(12)}", "b": f"sk-rig-b-{secrets.token_hex(12)}"}

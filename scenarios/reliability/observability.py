@@ -72,7 +72,8 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
                                 [ctx.doc(p) for p in expert.allowed_paper_ids])
     stages_ok = all(s.started_at_ms is not None and s.ended_at_ms is not None for s in result.stages)
     e0 = ctx.observe("expert 1 tool stages", [s.model_dump() for s in result.stages])
-    ctx.item("tool_stage_fields", stages_ok and bool(result.stages), "encode/query/expand carry start and end", e0)
+    ctx.declared("tool_stage_fields", "search_stages", stages_ok and bool(result.stages),
+                 "encode/query/expand carry start and end", e0)
     ctx.measures(search_measures(result))
     turns = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
@@ -86,7 +87,7 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
                                                             for s in spans])
     e = ctx.observe("run ↔ trace ↔ span linkage", {"problems": problems})
     ctx.item("run_trace_span_linked", not problems, "every run's spans join its trace and match its record"
-             if not problems else "; ".join(problems[:3]), e)
+             if not problems else "; ".join(problems[:3]), e, needs=("trace_ids",))
     cloud = any(s.scope == "langfuse-sdk" for s in ctx.target.receiver.spans)
     ctx.item("cloud_sync", Verdict.NA if not cloud else Verdict.PASS,
              "no Langfuse configured for this deployment" if not cloud else "Langfuse observations received",

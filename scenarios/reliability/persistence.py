@@ -7,7 +7,6 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import tcode
 from rig.measure.tcodes import TCode
-from rig.verdict import Verdict
 from scenarios.reliability.steps import answers
 
 
@@ -92,8 +91,7 @@ def real_summary(ctx: CaseContext) -> None:
     recent history; the original messages are kept (E6 is judged separately). A turn count does not
     stand in for a trigger. Evidence: summary text, what it covers, the main model request.
     """
-    if not ctx.caps.summaries or not ctx.caps.chaos:
-        ctx.item("summary_fixture", Verdict.BLOCKED, "the target offers no way to trigger a real summary")
+    if ctx.lacks("summary_fixture", "summaries", "chaos"):  # a real summary, triggered through the target's control
         return
     turns = ctx.eval_set.quality_case("专家", 20)
     final = ctx.eval_set.quality_case("用户", 25)[0]

@@ -13,7 +13,7 @@ from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
 from rig.waiting import wait_until
-from scenarios.reliability.steps import SLOW, answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
+from scenarios.reliability.steps import answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
 
 LONG = "请查清买家保护与徽章关系并给依据。"
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
@@ -43,7 +43,7 @@ def _resume(ctx: CaseContext, run_id: str) -> tuple[int, str | None, object]:
 
 
 def _stopped_with_checkpoint(ctx: CaseContext, session_id: str) -> RunTranscript:
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         run = _stop_when(ctx, session_id, P32_QUESTION, CheckpointEvent)
     wait_terminal(ctx, run.run_id)
     return ctx.finish(ctx.a, run)
@@ -58,7 +58,7 @@ def stop_during_generation(ctx: CaseContext) -> None:
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     kept = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         run = _stop_when(ctx, opened.session_id, LONG, TokenEvent)
         held = slots_in_use(ctx)
     wait_terminal(ctx, run.run_id)
@@ -67,19 +67,25 @@ def stop_during_generation(ctx: CaseContext) -> None:
     assert d is not None
     e = ctx.observe("after stop", {"state": d.state, "end_reason": d.end_reason, "stream_end": run.terminal.data
                                    if run.terminal else None, "cancelled_stages": [s.name for s in d.stages if s.cancelled]})
-    ctx.item("stop_reached_task", d.state == "stopped" and any(s.cancelled for s in d.stages),
-             f"{d.state}/{d.end_reason}; cancelled: {[s.name for s in d.stages if s.cancelled]}", e)
-    ctx.item("reason_saved", d.end_reason == "user_stop", f"end_reason {d.end_reason}", e)
-    freed = wait_slots_free(ctx)
-    e2 = ctx.observe("slot gauge", {"while_running": held, "freed": freed})
-    ctx.item("slot_released", freed if freed is not None else None,
-             "slot gauge back to 0" if freed else "no slot gauge exposed" if freed is None else "slot still held", e2)
+    streamed_stop = run.terminal is not None and run.terminal.state == "stopped"
+    cancelled = [s.name for s in d.stages if s.cancelled]
+    reached = (d.state == "stopped" or streamed_stop) and (bool(cancelled) or ctx.caps.missing("run_timings") != [])
+    ctx.item("stop_reached_task", reached, f"record {d.state}/{d.end_reason}, stream ended "
+             f"{run.terminal.state if run.terminal else None}; cancelled stages: {cancelled}", e)
+    ctx.item("reason_saved", d.end_reason == "user_stop", f"end_reason {d.end_reason}", e, needs=("end_reasons",))
+    if not ctx.lacks("slot_released", "slots_metric"):
+        freed = wait_slots_free(ctx)
+        e2 = ctx.observe("slot gauge", {"while_running": held, "freed": freed})
+        ctx.item("slot_released", freed if freed is not None else None,
+                 "slot gauge back to 0" if freed else "the declared slot gauge is not exposed" if freed is None
+                 else "slot still held", e2)
     after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ctx.item("new_request_served", after.detail is not None and after.detail.state == "completed",
              f"next run ended {after.detail.state if after.detail else None}")
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    ctx.item("saved_results_kept", bool(answers(session, kept.run_id)) and not answers(session, run.run_id),
-             "the earlier answer is still there; the stopped run saved no answer")
+    earlier = answers(session, kept.run_id)
+    ctx.item("saved_results_kept", bool(earlier) and earlier[0].content.strip() == kept.answer.strip(),
+             "the answer saved before the stop is still there, unchanged" if earlier else "the earlier answer is gone")
     if d.ended_at_ms and run.terminal:
         ctx.measures([tcode(TCode.T9, "server", d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
                             label="stopped_run_duration", run_id=run.run_id)])
@@ -92,6 +98,8 @@ def stop_during_retrieval(ctx: CaseContext) -> None:
     Expects: the stage's cancellation is handled, the exit saves the reason and frees the slot; a
     front end merely stopping the stream would not count. Evidence: stage start/stop/end, slot gauge.
     """
+    if ctx.lacks("stage_delay", "chaos"):  # both variants stretch a retrieval stage from inside the target
+        return
     for stage in ("encode", "query"):
         ctx.fault(stage, "delay", delay_ms=8000, times=1)
         opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
@@ -128,22 +136,28 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
     passed off as a user cancellation. Evidence: run ids, states and results before and after.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         run = ctx.submit(ctx.a, opened.session_id, LONG)
         stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, TokenEvent))
         stream.close()
         state_after_close = ctx.adapter.run(ctx.a, run.run_id).state
         detail = wait_terminal(ctx, run.run_id, 60)
-    reopened = list(ctx.adapter.events(ctx.a, run.run_id, last_event_id=run.events[-1].id))
+    # coming back: the stream again where the target replays it, else the saved result (either satisfies the case)
+    replay = not ctx.caps.missing("event_replay")
+    reopened = list(ctx.adapter.events(ctx.a, run.run_id, last_event_id=run.events[-1].id)) if replay else []
     session = ctx.adapter.session(ctx.a, opened.session_id)
+    saved = answers(session, run.run_id)
     e = ctx.observe("after closing and reopening", {"state_right_after_close": state_after_close,
                                                     "final": (detail.state, detail.end_reason) if detail else None,
                                                     "reopened_stream_end": reopened[-1].data if reopened else None,
-                                                    "answers": len(answers(session, run.run_id))})
+                                                    "answers": len(saved), "replayed": replay})
     ctx.item("disconnect_not_cancel", bool(detail) and detail.end_reason != "user_stop" and detail.state == "completed",
              f"ended {detail.state if detail else None}/{detail.end_reason if detail else None}", e)
-    ctx.item("reopen_shows_real_state", bool(reopened) and reopened[-1].event == "done" and
-             bool(answers(session, run.run_id)), "the reopened stream ends done and the answer is saved", e)
+    shown = (bool(reopened) and reopened[-1].event == "done") if replay else bool(detail) and detail.terminal
+    ctx.item("reopen_shows_real_state", shown and bool(saved) and bool(saved[0].content.strip()),
+             ("the reopened stream ends done" if replay else "the run record is final") + " and the answer is saved"
+             if shown and saved else f"reopened: stream end {reopened[-1].event if reopened else None}, "
+             f"{len(saved)} saved answer(s)", e)
     run.events.extend(reopened)
     ctx.finish(ctx.a, run)
 
@@ -155,6 +169,8 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     Expects: a new linked run records resume_from, the evidence and citation mapping carry on, and
     nothing leaks in from other cases. Evidence: the checkpoint, config comparison, old and new runs.
     """
+    if ctx.lacks("checkpoint_resume", "checkpoints", "resume"):  # every item rests on a checkpoint and resume
+        return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     old = _stopped_with_checkpoint(ctx, opened.session_id)
     assert old.detail is not None
@@ -187,6 +203,8 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
     Expects: an invalid resume is refused explicitly with a prompt to start again; the old saved
     results remain. A correct refusal is PASS. Evidence: what changed, the refusal, the original result.
     """
+    if ctx.lacks("checkpoint_resume", "checkpoints", "resume"):  # every item rests on a checkpoint and resume
+        return
     variants = ["materials"] + (["model_config"] if ctx.caps.model_config_api else [])
     for variant in variants:
         opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
@@ -218,6 +236,8 @@ def nothing_to_resume(ctx: CaseContext) -> None:
     Expects: no promise to restore unsaved streamed text; the absence of a checkpoint is stated and a
     new task can be started. Evidence: checkpoint list, states, the new run.
     """
+    if ctx.lacks("checkpoint_resume", "checkpoints", "resume"):  # every item rests on a checkpoint and resume
+        return
     ctx.fault("encode", "delay", delay_ms=8000, times=1)
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
@@ -247,12 +267,13 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     """
     restarter = ctx.target.restarter
     if restarter is None:
-        ctx.item("restart_window", Verdict.BLOCKED, "no restarter configured (embedded target, or restart_cmd)")
+        ctx.item("restart_window", Verdict.BLOCKED, "missing configuration: a restarter (target.restart_cmd or "
+                 "target.docker_container in rig.yaml)")
         return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     done = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     resumable = _stopped_with_checkpoint(ctx, opened.session_id)
-    with ctx.settings(**SLOW):
+    with ctx.slow_model():
         flight = ctx.submit(ctx.a, opened.session_id, LONG)
         ctx.stream_until(ctx.a, flight, lambda e: isinstance(e, TokenEvent))
     before = {"session": ctx.adapter.session(ctx.a, opened.session_id).model_dump(),

@@ -38,6 +38,12 @@ def attempt(fn: Callable[[], Any]) -> Attempt:
     return Attempt(200, dump() if dump else str(value))
 
 
+def export_format(ctx: CaseContext) -> str:
+    """The export format to try: Markdown where the target has it, else the one it has."""
+    formats = ctx.caps.export
+    return "md" if "md" in formats or not formats else formats[0]
+
+
 def answers(session: Session, run_id: str) -> list[Message]:
     return [m for m in session.messages if m.role == "assistant" and m.run_id == run_id]
 
@@ -80,5 +86,3 @@ def wait_slots_free(ctx: CaseContext, timeout_s: float = 10.0) -> bool | None:
 def wait_terminal(ctx: CaseContext, run_id: str, timeout_s: float = 30.0) -> Any:
     return wait_until(lambda: (d := ctx.adapter.run(ctx.a, run_id)).terminal and d, timeout_s)
 
-
-SLOW = {"token_delay_ms": 25, "first_token_delay_ms": 40}

@@ -12,8 +12,9 @@ from scenarios.reliability.steps import answer_of
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
 
 
-def mapping_problems(run: RunTranscript, detail: RunDetail) -> list[str]:
-    """Tool calls, results, model input and stream cards that do not answer each other."""
+def mapping_problems(run: RunTranscript, detail: RunDetail, *, stream_cards: bool = True) -> list[str]:
+    """Tool calls, results, model input and (where the target streams them) tool cards that do not answer
+    each other."""
     problems = []
     calls = {c.tool_call_id: c for c in detail.tool_calls}
     for c in detail.tool_calls:
@@ -25,7 +26,7 @@ def mapping_problems(run: RunTranscript, detail: RunDetail) -> list[str]:
         if orphans:
             problems.append(f"round {mi.round} model input carries results of unknown calls {orphans}")
     stream_calls = [str(e.data.get("tool_call_id")) for e in run.events if e.event == "tool_call"]
-    if sorted(stream_calls) != sorted(calls):
+    if stream_cards and sorted(stream_calls) != sorted(calls):
         problems.append(f"stream announced {stream_calls}, record holds {sorted(calls)}")
     for e in run.events:
         if isinstance(e, ToolResultEvent):
@@ -72,7 +73,7 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
     for i, turn in enumerate(user):
         run = ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0)
         assert run.detail is not None
-        problems += mapping_problems(run, run.detail)
+        problems += mapping_problems(run, run.detail, stream_cards=not ctx.caps.missing("stream_tool_cards"))
         cite_problems += citation_problems(ctx, run, run.detail)
         executed += len(run.detail.tool_calls)
     e2 = ctx.observe("user 4 call/result mapping", {"turns": len(user), "tool_calls": executed,
@@ -114,6 +115,8 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
     Expects: the error is recognisable; the system retries or states the limit by its real mechanism,
     and never claims evidence it did not get. Evidence: the fault, the error returned, the answer.
     """
+    if ctx.lacks("tool_fault", "chaos"):  # every item rests on an error injected inside the retrieval tool
+        return
     ctx.fault("internal_search", "error", times=1)
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
@@ -145,6 +148,8 @@ def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
     off as expanded; answer quality is judged separately. Evidence: the chunk, the expansion error,
     the final evidence.
     """
+    if ctx.lacks("expand_fault", "chaos"):  # every item rests on an error injected in the expansion stage
+        return
     scope = [ctx.doc("P32")]
     normal = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["2.9%"], scope)
     ctx.fault("expand", "error", times=1)
@@ -172,22 +177,24 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
     never `completed`. Evidence: rounds, tool definitions per round, end reasons.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    with ctx.settings(max_rounds=1):
-        limited = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-    d = limited.detail
-    assert d is not None
-    last = d.rounds_detail[-1] if d.rounds_detail else None
-    e = ctx.observe("last-round variant", {"rounds": d.rounds, "max_rounds": d.max_rounds,
-                                           "rounds_detail": [r.model_dump() for r in d.rounds_detail],
-                                           "state": d.state, "end_reason": d.end_reason})
-    ctx.item("last_round_tools_withheld", last is not None and last.tools_offered in (False, []) and not d.tool_calls,
-             f"last round offered tools: {last.tools_offered if last else None}", e)
-    ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
-             f"ended {d.state}/{d.end_reason}", e)
-    ctx.fault("llm", "empty", times=1)
+    with ctx.part("last_round"):  # the round limit is set through the target's control; the empty answer is not
+        with ctx.settings(max_rounds=1):
+            limited = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+        d = limited.detail
+        assert d is not None
+        last = d.rounds_detail[-1] if d.rounds_detail else None
+        e = ctx.observe("last-round variant", {"rounds": d.rounds, "max_rounds": d.max_rounds,
+                                               "rounds_detail": [r.model_dump() for r in d.rounds_detail],
+                                               "state": d.state, "end_reason": d.end_reason})
+        ctx.item("last_round_tools_withheld", last is not None and last.tools_offered in (False, []) and
+                 not d.tool_calls, f"last round offered tools: {last.tools_offered if last else None}", e)
+        ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
+                 f"ended {d.state}/{d.end_reason}", e)
+    fixture = ctx.model_fault("empty")
     empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     d2 = empty.detail
     assert d2 is not None
-    e2 = ctx.observe("empty-answer variant", {"state": d2.state, "end_reason": d2.end_reason, "answer": empty.answer})
-    ctx.item("empty_answer_failed", d2.state == "failed" and d2.end_reason == "empty_answer",
-             f"ended {d2.state}/{d2.end_reason}", e2)
+    e2 = ctx.observe("empty-answer variant", {"state": d2.state, "end_reason": d2.end_reason, "answer": empty.answer,
+                                              "fixture": fixture})
+    failed = d2.state == "failed" and (d2.end_reason == "empty_answer" or not ctx.caps.end_reasons)
+    ctx.item("empty_answer_failed", failed, f"an empty model answer ({fixture}) ended {d2.state}/{d2.end_reason}", e2)
