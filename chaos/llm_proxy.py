@@ -68,6 +68,9 @@ class LlmFaultProxy(FaultProxy):
         if request.method == "GET" and request.path.rstrip("/").endswith("/models"):
             await self._models(request, respond)
             return
+        if request.method == "POST" and request.path.rstrip("/").endswith("/embeddings"):
+            await self._embeddings(request, respond)
+            return
         if not (request.method == "POST" and request.path.rstrip("/").endswith("/chat/completions")):
             await respond.send(404, JSON, json.dumps({"error": {"message": f"no route {request.path}",
                                                                 "type": "invalid_request_error"}}).encode())
@@ -264,6 +267,21 @@ class LlmFaultProxy(FaultProxy):
             await respond.end()
             return
         await respond.send(status, headers, raw)
+
+    async def _embeddings(self, request: Request, respond: Responder) -> None:
+        """Embeddings pass through (or come from the mock); the proxy's fault rules apply to chat only."""
+        if self.mock:
+            try:
+                body = json.loads(request.body or b"{}")
+            except json.JSONDecodeError:
+                await respond.send(400, JSON, b'{"error": {"message": "body is not JSON"}}')
+                return
+            await respond.send(200, JSON, json.dumps(mock_model.embeddings_response(body)).encode())
+            return
+        response = await self.client.post(self.upstream + _tail(request), content=request.body,
+                                          headers=forward_headers(request))
+        await respond.send(response.status_code, [("content-type", response.headers.get("content-type", "application/json"))],
+                           response.content)
 
     async def _models(self, request: Request, respond: Responder) -> None:
         if self.mock:

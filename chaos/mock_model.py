@@ -2,9 +2,13 @@
 
 Round one, when tools are offered and the turn has no tool result yet: it calls the first tool, filling
 its required string or string-array parameters with the question. Afterwards it answers extractively:
-the sentences of the tool results that share most terms with the question, each followed by the `[ref]`
-marker of the hit it came from (tool results are read as JSON; any object with `text` and `ref` is a hit).
-Same request, same answer, same token counts.
+the sentences of the hits that share most terms with the question, each followed by the `[ref]` marker of
+the hit it came from. Hits are read from tool results (JSON; any object with `text` and `ref` is a hit) and
+from retrieved context placed in the prompt as `<source id="n">…</source>` (how RAG front ends such as Open
+WebUI pass their retrieval to the model). Same request, same answer, same token counts.
+
+`embed()` gives deterministic embeddings (hashed terms and CJK bigrams), so a target that embeds its
+documents through the same OpenAI-compatible endpoint retrieves without any model download.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pydantic import BaseModel
 
 REFUSAL = "未找到依据：所选资料中没有能够直接回答这个问题的内容。"
 _TERMS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}|\d+")
-_SENTENCES = re.compile(r"(?<=[。！？.!?])\s*")
+_SENTENCES = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)(?!\d)\s*")  # "2.9%" is not a sentence end
 _PIECE = re.compile(r"[\u3400-\u9fff]{1,2}|[A-Za-z]+|\d+(?:\.\d+)?|\s+|.", re.S)
 MAX_SENTENCES = 3
 
@@ -51,12 +55,50 @@ def _find_hits(value: Any, out: list[dict[str, Any]]) -> None:
             _find_hits(v, out)
 
 
+_SOURCE_OPEN = re.compile(r'<source\b[^>]*?\sid="([^"]+)"[^>]*>')
+_SOURCE = re.compile(r'<source\b[^>]*>.*?</source>', re.S)
+
+
+def _sources_in(text: str) -> list[dict[str, Any]]:
+    """Each `</source>` closes the last `<source id=…>` opened before it (instructions that merely mention the
+    tag, as RAG templates do, are not sources)."""
+    out: list[dict[str, Any]] = []
+    for piece in text.split("</source>")[:-1]:
+        opened = list(_SOURCE_OPEN.finditer(piece))
+        if opened:
+            out.append({"ref": opened[-1].group(1), "text": piece[opened[-1].end():].strip()})
+    return out
+
+
+def _context_hits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`<source id="n">text</source>` blocks anywhere in the prompt, as hits with ref n."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        texts = [content] if isinstance(content, str) else [c.get("text", "") for c in content or []
+                                                             if isinstance(c, dict)]
+        for text in texts:
+            out += _sources_in(text or "")
+    return out
+
+
+def _question_text(content: Any) -> str:
+    """The user's own words: multi-part text joined; retrieved context and the instructions around it left out
+    (RAG front ends put the question after `</context>`)."""
+    if isinstance(content, list):
+        content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    text = str(content or "")
+    if "</context>" in text:
+        return text.rsplit("</context>", 1)[1].strip()
+    return _SOURCE.sub("", text)
+
+
 def read_request(body: dict[str, Any]) -> MockTurn:
     messages: list[dict[str, Any]] = body.get("messages") or []
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     current = users[-1] if users else -1
-    question = str(messages[current].get("content") or "") if users else ""
-    hits: list[dict[str, Any]] = []
+    question = _question_text(messages[current].get("content")) if users else ""
+    hits: list[dict[str, Any]] = _context_hits(messages)
     results = 0
     for m in messages[current + 1:]:
         if m.get("role") == "tool":
@@ -68,6 +110,33 @@ def read_request(body: dict[str, Any]) -> MockTurn:
     prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
     return MockTurn(question=question, tools=body.get("tools") or [], hits=hits, tool_results=results,
                     prompt_tokens=prompt)
+
+
+EMBEDDING_DIM = 256
+
+
+def embed(text: str) -> list[float]:
+    """A deterministic unit vector: each term and CJK bigram hashed into one of `EMBEDDING_DIM` signed buckets."""
+    terms = [t.lower() for t in _TERMS.findall(text)]
+    cjk = [t for t in terms if len(t) == 1 and "\u3400" <= t <= "\u9fff"]
+    terms += [a + b for a, b in zip(cjk, cjk[1:], strict=False)]
+    vector = [0.0] * EMBEDDING_DIM
+    for term in terms:
+        digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "big") % EMBEDDING_DIM
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [round(v / norm, 6) for v in vector]
+
+
+def embeddings_response(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI `/embeddings` answer for `input` (a string or a list of strings)."""
+    raw = body.get("input")
+    texts = [raw] if isinstance(raw, str) else [str(t) for t in raw or []]
+    return {"object": "list", "model": str(body.get("model") or "rig-mock-embed"),
+            "data": [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": sum(count_tokens(t) for t in texts),
+                      "total_tokens": sum(count_tokens(t) for t in texts)}}
 
 
 def _tool_arguments(tool: dict[str, Any], question: str) -> dict[str, Any]:
