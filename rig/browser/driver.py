@@ -98,11 +98,13 @@ class BrowserUser:
         if project_id and self.sel.project:
             await self.page.select_option(self.sel.project, project_id)
         attr = self.sel.doc_id_attr if by_doc_id else self.sel.paper_id_attr
-        for paper in paper_ids:
+        for paper in paper_ids if self.sel.paper else []:
             box = self.page.locator(f'{self.sel.paper}[{attr}="{paper}"]')
             await box.first.wait_for(timeout=timeout_s * 1000)
             await box.first.check()
         before = await self._text(self.sel.session_id) if self.sel.session_id else ""
+        if not self.sel.new_session:
+            return ""
         await self.page.click(self.sel.new_session)
         if not self.sel.session_id:
             return ""
@@ -129,7 +131,11 @@ class BrowserUser:
     # -- turns --------------------------------------------------------------------------------------------
     async def ask(self, text: str, *, wait: bool = True, timeout_s: float = 60) -> BrowserTurn:
         """Type a question and send it; with `wait`, return once the page shows the run has ended."""
-        await self.page.fill(self.sel.prompt, text)
+        if await self.page.locator(self.sel.prompt).first.get_attribute("contenteditable") == "true":
+            await self.page.click(self.sel.prompt)  # a rich editor takes typed input, not a value
+            await self.page.keyboard.insert_text(text)
+        else:
+            await self.page.fill(self.sel.prompt, text)
         await self.page.click(self.sel.send)
         return await self.wait_turn(timeout_s) if wait else await self.turn()
 

@@ -28,10 +28,10 @@ class SelectorMap(BaseModel):
     logged_in: str
     logout: str
     project: str | None = None
-    paper: str
+    paper: str | None = None  # a UI where material is not picked per session leaves it out (no scope in the browser)
     paper_id_attr: str = "data-paper-id"
     doc_id_attr: str = "data-doc-id"
-    new_session: str
+    new_session: str | None = None  # without it the page after login is the session (a new chat)
     session_id: str | None = None
     session_item: str | None = None
     prompt: str
@@ -41,7 +41,7 @@ class SelectorMap(BaseModel):
     message: str | None = None
     status: str
     answer: str
-    run_id: str
+    run_id: str | None = None  # where the page shows the run's id (without it, browser times stand alone)
     done: str
     done_state_attr: str = "data-state"
     branch_count: str | None = None
@@ -56,8 +56,11 @@ class SelectorMap(BaseModel):
 
 
 def load_selectors(path: Path | None = None) -> SelectorMap:
-    """Read a selector map (the workbench's when `path` is None); a bad file is a ConfigError naming the key."""
+    """Read a selector map (the workbench's when `path` is None; a packaged one by name, e.g. `openwebui`); a bad
+    file is a ConfigError naming the key."""
     source = path or DEFAULT
+    if path is not None and not path.exists() and (DEFAULT.parent / f"{path.name}.yaml").exists():
+        source = DEFAULT.parent / f"{path.name}.yaml"
     try:
         raw = yaml.safe_load(source.read_text(encoding="utf-8"))
         return SelectorMap.model_validate(raw)
