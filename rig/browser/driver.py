@@ -164,8 +164,18 @@ class BrowserUser:
             "return t && t[f] !== null; }", arg=field, timeout=timeout_s * 1000)
         return await self.turn()
 
-    async def wait_turn(self, timeout_s: float = 60) -> BrowserTurn:
-        return await self.wait_for("done_ms", timeout_s)
+    async def wait_turn(self, timeout_s: float = 60, quiet_ms: int = 300) -> BrowserTurn:
+        """Wait until the latest turn ended and its answer is on the page.
+
+        Some UIs show the end-of-turn controls a moment before the answer's text; after `done_ms` this
+        waits for the answer or, for a turn that ends without one, for the page to stop changing
+        (`quiet_ms` without a DOM mutation)."""
+        await self.wait_for("done_ms", timeout_s)
+        await self.page.wait_for_function(
+            "(q) => { const r = window.__rig, t = r.turns[r.turns.length - 1]; "
+            "return t.answer_ms !== null || performance.timeOrigin + performance.now() - r.changed_ms >= q; }",
+            arg=quiet_ms, timeout=timeout_s * 1000)
+        return await self.turn()
 
     # -- citations ----------------------------------------------------------------------------------------
     async def open_citation(self, index: int = 0, timeout_s: float = 15) -> CitationView:

@@ -10,7 +10,7 @@
   const watched = [S.status, S.answer, S.done, S.run_id].filter(Boolean);
   const turns = [];
   let stale = new WeakSet();
-  window.__rig = { turns, origin: performance.timeOrigin };
+  window.__rig = { turns, origin: performance.timeOrigin, changed_ms: now() };
 
   let before = {};
   const withText = (sel) => Array.from(document.querySelectorAll(sel)).filter((n) => n.textContent.trim()).length;
@@ -27,10 +27,18 @@
     return Array.from(document.querySelectorAll(sel)).filter((n) => !stale.has(n));
   }
 
+  function answered() {
+    return fresh(S.answer).some((x) => x.textContent.trim()) || withText(S.answer) > before.answer;
+  }
+
   function check() {
     const t = turns[turns.length - 1];
-    if (!t || t.done_ms !== null) return;
+    if (!t) return;
     const at = now();
+    if (t.done_ms !== null) {  // some UIs show the end-of-turn controls a moment before the text they end
+      if (t.answer_ms === null && answered()) t.answer_ms = at;
+      return;
+    }
     if (t.run_id === null && S.run_id) {
       const n = fresh(S.run_id).find((x) => x.textContent.trim());
       if (n) t.run_id = n.textContent.trim();
@@ -43,7 +51,7 @@
         t.status_text = shown ? shown.textContent.trim().slice(0, 120) : null;
       }
     }
-    if (t.answer_ms === null && (fresh(S.answer).some((x) => x.textContent.trim()) || withText(S.answer) > before.answer)) {
+    if (t.answer_ms === null && answered()) {
       t.answer_ms = at;
     }
     const all = document.querySelectorAll(S.done);
@@ -57,6 +65,6 @@
     if (target.closest(S.send)) begin("send");
     else if (S.regenerate && target.closest(S.regenerate)) begin("regenerate");
   }, true);
-  new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true,
+  new MutationObserver(() => { window.__rig.changed_ms = now(); check(); }).observe(document, { subtree: true, childList: true, characterData: true,
                                                   attributes: true });
 })();
