@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test lint clean
+.PHONY: setup system demo test peers test-peers lint clean
 
 setup: system $(STAMP)
 
@@ -22,6 +22,13 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# Third-party targets: Open WebUI in its own cached environment (~7 GB, ~6 min the first time; RIG_PEERS_CACHE).
+peers: setup
+	$(BIN)/python tests/peers/openwebui.py install
+
+test-peers: peers
+	$(BIN)/python -m pytest -m peer tests/peers
 
 lint: setup
 	$(BIN)/ruff check rig workbench scenarios chaos tests bench

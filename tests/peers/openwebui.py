@@ -1,0 +1,195 @@
+"""A real Open WebUI on loopback for the peer tests: its own cached virtual environment, offline, with its chat
+and embeddings on the rig's deterministic mock model.
+
+    python tests/peers/openwebui.py install      # the cached venv (~7 GB, ~6 min the first time)
+    python tests/peers/openwebui.py serve DIR    # start everything, write DIR/rig.yaml and DIR/env, wait for Ctrl-C
+
+Open WebUI calls its chat model at the address of `target.model_proxy.listen`, where the rig starts its LLM
+fault proxy (forwarding to the mock) when it connects; embeddings go straight to the mock, so uploads work
+whether or not a rig is connected. Accounts: an admin (which enables knowledge bases, sharing, and turns
+retrieval query generation off, since the mock's answer would become the query) and two plain users with
+random passwords, handed to the rig through environment variables only.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+VERSION = "0.12.4"
+CACHE = Path(os.environ.get("RIG_PEERS_CACHE", Path.home() / ".cache" / "rig" / "peers"))
+VENV = CACHE / f"open-webui-{VERSION}"
+EXECUTABLE = VENV / "bin" / "open-webui"
+READY_TIMEOUT_S = 240.0
+
+
+def installed() -> bool:
+    return EXECUTABLE.exists()
+
+
+def install() -> None:
+    """Install Open WebUI into its own virtual environment (never the project's)."""
+    if installed():
+        return
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", f"open-webui=={VERSION}"], check=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Account:
+    email: str
+    password: str = field(repr=False)
+    env: str
+
+
+@dataclass
+class OpenWebUI:
+    """Open WebUI, the mock model it embeds with, and the accounts the rig uses; `stop()` ends all of it."""
+
+    root: Path
+    port: int = field(default_factory=free_port)
+    mock_port: int = field(default_factory=free_port)
+    proxy_port: int = field(default_factory=free_port)
+    accounts: dict[str, Account] = field(default_factory=dict)
+    admin: Account | None = None
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        mock = f"http://127.0.0.1:{self.mock_port}/v1"
+        return {**os.environ, "DATA_DIR": str(self.root / "data"), "WEBUI_SECRET_KEY": secrets.token_hex(16),
+                "OFFLINE_MODE": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "ENABLE_VERSION_UPDATE_CHECK": "false", "ANONYMIZED_TELEMETRY": "false", "SCARF_NO_ANALYTICS": "true",
+                "DO_NOT_TRACK": "true", "ENABLE_OLLAMA_API": "false", "ENABLE_OPENAI_API": "true",
+                "OPENAI_API_BASE_URL": f"http://127.0.0.1:{self.proxy_port}/v1", "OPENAI_API_KEY": "sk-rig-mock",
+                "RAG_EMBEDDING_ENGINE": "openai", "RAG_EMBEDDING_MODEL": "rig-mock-embed",
+                "RAG_OPENAI_API_BASE_URL": mock, "RAG_OPENAI_API_KEY": "sk-rig-mock", "RAG_RERANKING_MODEL": "",
+                "ENABLE_RAG_HYBRID_SEARCH": "false", "BYPASS_MODEL_ACCESS_CONTROL": "true", "ENABLE_SIGNUP": "true",
+                "DEFAULT_USER_ROLE": "user", "ENABLE_TITLE_GENERATION": "false", "ENABLE_TAGS_GENERATION": "false",
+                "ENABLE_FOLLOW_UP_GENERATION": "false", "ENABLE_AUTOCOMPLETE_GENERATION": "false",
+                "ENABLE_RETRIEVAL_QUERY_GENERATION": "false", "GLOBAL_LOG_LEVEL": "WARNING"}
+
+    def start(self) -> OpenWebUI:
+        if not installed():
+            raise RuntimeError(f"Open WebUI {VERSION} is not installed in {VENV}: run `make peers`")
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "data").mkdir(exist_ok=True)
+        try:
+            self._spawn([sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", "mock", "--listen",
+                         f"127.0.0.1:{self.mock_port}"], "mock.log", os.environ.copy())
+            self._spawn([str(EXECUTABLE), "serve", "--host", "127.0.0.1", "--port", str(self.port)], "open-webui.log",
+                        self.env())
+            self._wait_ready()
+            self._provision()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, cmd: list[str], log: str, env: dict[str, str]) -> None:
+        with (self.root / log).open("ab") as out:
+            self.processes.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                                   start_new_session=True))
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for p in self.processes:
+                if p.poll() is not None:
+                    raise RuntimeError(f"{p.args[0]} exited with {p.returncode}; see {self.root}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"Open WebUI not ready after {READY_TIMEOUT_S:.0f} s; see {self.root}/open-webui.log")
+
+    def _provision(self) -> None:
+        self.admin = Account("admin@rig.invalid", secrets.token_urlsafe(12), "RIG_OWUI_ADMIN")
+        with httpx.Client(base_url=self.url, timeout=60) as c:
+            token = c.post("/api/v1/auths/signup", json={"name": "admin", "email": self.admin.email,
+                                                         "password": self.admin.password}).raise_for_status().json()["token"]
+            h = {"authorization": f"Bearer {token}"}
+            perms = c.get("/api/v1/users/default/permissions", headers=h).raise_for_status().json()
+            perms["workspace"]["knowledge"] = True
+            perms["sharing"]["knowledge"] = True
+            perms.setdefault("access_grants", {})["allow_users"] = True
+            c.post("/api/v1/users/default/permissions", headers=h, json=perms).raise_for_status()
+            tasks = c.get("/api/v1/tasks/config", headers=h).raise_for_status().json()
+            tasks["ENABLE_RETRIEVAL_QUERY_GENERATION"] = False
+            c.post("/api/v1/tasks/config/update", headers=h, json=tasks).raise_for_status()
+            for key in ("a", "b"):
+                account = Account(f"rig-{key}@rig.invalid", secrets.token_urlsafe(12), f"RIG_OWUI_PASSWORD_{key.upper()}")
+                c.post("/api/v1/auths/add", headers=h, json={"name": f"rig-{key}", "email": account.email,
+                                                              "password": account.password, "role": "user"}).raise_for_status()
+                self.accounts[key] = account
+
+    def rig_yaml(self) -> str:
+        """The rig.yaml a team would write for this instance (passwords from the environment)."""
+        accounts = "\n".join(f"  {k}: {{username: {a.email}, password_env: {a.env}}}" for k, a in self.accounts.items())
+        return (f"target:\n  url: {self.url}\n  adapter: rig.adapters.openwebui:OpenWebUIAdapter\n"
+                f"  ready_path: /health\n  model_proxy: {{listen: 127.0.0.1:{self.proxy_port}, "
+                f"upstream: http://127.0.0.1:{self.mock_port}/v1}}\naccounts:\n{accounts}\n")
+
+    def secrets_env(self) -> dict[str, str]:
+        return {a.env: a.password for a in self.accounts.values()}
+
+    def stop(self) -> None:
+        for p in reversed(self.processes):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.processes:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        self.processes.clear()
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["install"]:
+        install()
+        print(f"Open WebUI {VERSION} in {VENV}")
+        return 0
+    if argv[:1] == ["serve"] and len(argv) == 2:
+        root = Path(argv[1])
+        peer = OpenWebUI(root).start()
+        (root / "rig.yaml").write_text(peer.rig_yaml(), encoding="utf-8")
+        env = root / "env"
+        env.write_text("".join(f"export {k}={v}\n" for k, v in peer.secrets_env().items()), encoding="utf-8")
+        env.chmod(0o600)
+        print(f"Open WebUI at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C stops it", flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            peer.stop()
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
