@@ -179,7 +179,9 @@ def main(argv: list[str]) -> int:
         env = root / "env"
         env.write_text("".join(f"export {k}={v}\n" for k, v in peer.secrets_env().items()), encoding="utf-8")
         env.chmod(0o600)
-        print(f"Open WebUI at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C stops it", flush=True)
+        print(f"Open WebUI at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C or SIGTERM stops it", flush=True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             signal.pause()
         except KeyboardInterrupt:
