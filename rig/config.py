@@ -63,6 +63,7 @@ class TargetConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
     model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
+    otlp_listen: str | None = None  # HOST:PORT where the gate receives spans; the target's OTLP exporter sends there
 
     def chaos_token(self) -> str | None:
         return os.environ.get(self.chaos_token_env) if self.chaos_token_env else None

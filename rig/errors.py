@@ -9,7 +9,8 @@
     └── TargetError               talking to the target failed
         ├── TargetUnreachable     no connection (refused, DNS, timeout)
         ├── TargetHTTPError       the target answered with a non-2xx status
-        └── TargetProtocolError   the target answered something the protocol does not allow
+        ├── TargetProtocolError   the target answered something the protocol does not allow
+        └── TargetStalled         no progress seen before a deadline: slow or hung, the rig cannot tell
 """
 
 from __future__ import annotations
@@ -93,3 +94,13 @@ class TargetHTTPError(TargetError):
 
 class TargetProtocolError(TargetError):
     """The target's answer does not match the protocol (shape, field, event order)."""
+
+
+class TargetStalled(TargetError):
+    """The target showed no progress for a whole deadline: slow or hung, the rig cannot tell which (U)."""
+
+    def __init__(self, what: str, waited_s: float, last_seen: str = "") -> None:
+        super().__init__(f"{what}: no progress for {waited_s:.0f}s" + (f" (last seen: {last_seen})" if last_seen else ""),
+                         fix="a slow machine or target: raise the wait, or check the target's logs for a hang")
+        self.what = what
+        self.waited_s = waited_s

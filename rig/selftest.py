@@ -24,7 +24,9 @@ GUARDS: dict[str, list[int]] = {
     "summary_drops_originals": [19], "branch_mixing": [18], "citation_page_shift": [27, 30],
     "duplicate_quote_highlighted": [29], "stale_highlight_cache": [31], "removed_source_returns": [32],
     "export_other_session": [33], "truncate_long_input": [36], "model_fallback_silent": [37],
-    "api_key_leak": [38], "trace_incomplete_unmarked": [35],
+    "api_key_leak": [38], "trace_incomplete_unmarked": [35], "unauth_run_events": [2], "merged_results_swapped": [13],
+    "tool_card_masks_error": [14], "export_all_branches": [33], "export_leaks_api_key": [38],
+    "run_record_null_state": [1], "search_down_after_corrupt": [9],
 }
 # One defect per reliability module: the subset CI runs.
 REPRESENTATIVE = ["logout_keeps_token", "silent_parse_failure", "fake_tool_success", "branch_mixing",

@@ -310,7 +310,8 @@ class AgentLoop:
                       "result_tool_call_id": r["tool_call_id"]} for r in results for h in r["hits"]],
         })
         self.svc.metrics.tool_calls.labels("internal_search", str(ok).lower()).inc()
-        self.emit("tool_result", {"tool_call_id": call_id, "ok": ok, "error": content["error"],
+        masked = "tool_card_masks_error" in self.svc.defects
+        self.emit("tool_result", {"tool_call_id": call_id, "ok": ok or masked, "error": None if masked else content["error"],
                                   "hits": len(shown)})
 
     # -- ending --------------------------------------------------------------------------------------------

@@ -30,6 +30,13 @@ DEFECTS: dict[str, str] = {
     "model_fallback_silent": "an invalid model config silently falls back to the default model",
     "api_key_leak": "the model config endpoint returns the API key in plain text",
     "trace_incomplete_unmarked": "a trace cut by the span budget still says trace_complete=true",
+    "unauth_run_events": "a run's event stream is served without authentication",
+    "tool_card_masks_error": "the stream's tool card shows a failed search as ok; the run record keeps the error",
+    "export_all_branches": "a session export holds every branch's messages, not just the current branch",
+    "export_leaks_api_key": "a session export carries the account's model config with its API key in plain text",
+    "run_record_null_state": "a finished run's record answers state null, which the protocol does not allow",
+    "search_down_after_corrupt": "the search tool answers 503 in a project that holds a document that failed to parse",
+    "merged_results_swapped": "with several queries in one call, the second query's result carries the first's hits",
 }
 
 

@@ -129,6 +129,8 @@ async def internal_search(
     if fault is not None and fault.spec.mode == "repeat_same":
         fault.memo["results"] = hits_by_query[0]
     routed = list(ids)
+    if "merged_results_swapped" in svc.defects and len(hits_by_query) > 1:
+        hits_by_query[1] = [dict(h) for h in hits_by_query[0]]
     if "tool_result_misrouted" in svc.defects and len(routed) > 1:
         routed = routed[1:] + routed[:1]
     outcome.results = [{"tool_call_id": tc, "query": q, "ok": True, "hits": hits}

@@ -207,7 +207,7 @@ class Adapter(ABC):
     def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
             traceparent: str | None = None) -> Submitted: ...
     @abstractmethod
-    def events(self, auth: Auth, run_id: str, *, last_event_id: int | None = None,
+    def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]: ...
     @abstractmethod
     def run(self, auth: Auth | None, run_id: str) -> RunDetail: ...
@@ -240,18 +240,26 @@ class Adapter(ABC):
     # health
     def wait_documents(self, auth: Auth, project_id: str, doc_ids: set[str], timeout_s: float = 120.0
                        ) -> list[Document]:
-        """Poll until every named document reaches a final status."""
+        """Poll until every named document reaches a final status.
+
+        `timeout_s` is how long the documents may show no progress (a status or stage change), not a total:
+        a slow target that keeps moving is waited for; one that stands still raises TargetStalled."""
         import time
 
-        deadline = time.monotonic() + timeout_s
+        from rig.errors import TargetStalled
+
+        seen: tuple[Any, ...] = ()
+        moved = time.monotonic()
         while True:
             docs = [d for d in self.documents(auth, project_id) if d.doc_id in doc_ids]
             if len(docs) == len(doc_ids) and all(d.final for d in docs):
                 return docs
-            if time.monotonic() > deadline:
-                from rig.errors import TargetProtocolError
-
-                raise TargetProtocolError(f"documents still processing after {timeout_s:.0f}s")
+            state = tuple(sorted((d.doc_id, d.status, d.pages_with_text, len(d.stages)) for d in docs))
+            if state != seen:
+                seen, moved = state, time.monotonic()
+            elif time.monotonic() - moved > timeout_s:
+                raise TargetStalled(f"documents still processing ({len(docs)} of {len(doc_ids)} listed)", timeout_s,
+                                    ", ".join(f"{d.doc_id}={d.status}" for d in docs)[:200])
             time.sleep(0.05)
 
     @abstractmethod

@@ -384,3 +384,23 @@ def make_event(name: str, event_id: int | None, data: dict[str, Any], recv_ns: i
     ts = data.get("ts_ms")
     return cls(event=name, id=event_id, recv_ns=recv_ns, server_ts_ms=float(ts) if ts is not None else None,
                data=data, **fields)
+
+
+def protocol_violation(exc: Exception) -> str | None:
+    """What the target sent that one of these models does not allow, or None when `exc` is not about them.
+
+    A `ValidationError` on a response model is the target breaking its protocol (a FAIL), not the rig failing.
+    """
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or not _is_response_model(exc.title):
+        return None
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+    return (f"the target's {exc.title} broke the protocol: {where}: {first.get('msg', '')} "
+            f"(got {str(first.get('input'))[:80]!r})" + (f" and {exc.error_count() - 1} more" if exc.error_count() > 1 else ""))
+
+
+def _is_response_model(name: str) -> bool:
+    model = globals().get(name)
+    return isinstance(model, type) and issubclass(model, _Model)

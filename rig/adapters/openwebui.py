@@ -56,7 +56,7 @@ from rig.adapters.models import (
 from rig.adapters.socket_events import ChatSocket
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, TargetHTTPError, TargetProtocolError
+from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError
 
 API = "/api/v1"
 _STATUS = {"pending": "processing", "processing": "processing", "completed": "ready", "failed": "failed"}
@@ -127,7 +127,8 @@ class OpenWebUIAdapter(Adapter):
     def add_member(self, auth: Auth, project_id: str, username: str) -> None:
         user_id = self._user_ids.get(username)
         if user_id is None:
-            raise TargetProtocolError(f"cannot share with {username!r}: its user id is unknown until it has logged in")
+            raise RigError(f"cannot share with {username!r}: its user id is unknown until it has logged in",
+                           fix="log the account in once before sharing with it")
         grants = [{"principal_type": "user", "principal_id": user_id, "permission": "read"}]
         self.request(auth, "POST", f"{API}/knowledge/{project_id}/access/update", op="add_member",
                      json={"access_grants": grants})
@@ -270,10 +271,10 @@ class OpenWebUIAdapter(Adapter):
         return Submitted(run_id=f"{session_id}:{answer_id}", message_id=answer_id, submit_ns=submit,
                          accepted_ns=now_ns())
 
-    def events(self, auth: Auth, run_id: str, *, last_event_id: int | None = None,
+    def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
         chat_id, _, message_id = run_id.partition(":")
-        socket = self._sockets.get(auth.token)
+        socket = self._sockets.get(auth.token) if auth else None
         if socket is None or last_event_id is not None or not socket.expects(message_id):
             self._chat(auth, chat_id)  # another account's run is refused here, as the target decides
             raise CapabilityMissing("event_replay", detail="Open WebUI streams a turn once, to the account that sent it")
@@ -288,7 +289,7 @@ class OpenWebUIAdapter(Adapter):
                     if ended:
                         return
         finally:
-            if not ended:  # the reader left mid-turn, as a closed page does: the page's socket goes with it
+            if not ended and auth:  # the reader left mid-turn, as a closed page does: the page's socket goes with it
                 self._sockets.pop(auth.token, None)
                 socket.close()
 

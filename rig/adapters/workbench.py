@@ -149,7 +149,7 @@ class WorkbenchAdapter(Adapter):
         data = self.json(auth, "POST", f"{API}/sessions/{session_id}/messages", op="ask", json=body, headers=headers)
         return Submitted.model_validate({**data, "submit_ns": submit, "accepted_ns": now_ns()})
 
-    def events(self, auth: Auth, run_id: str, *, last_event_id: int | None = None,
+    def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
         headers = {"last-event-id": str(last_event_id)} if last_event_id is not None else None
         for raw in self.sse(auth, f"{API}/runs/{run_id}/events", op="events", headers=headers, timeout_s=timeout_s):

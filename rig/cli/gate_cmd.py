@@ -46,6 +46,9 @@ def gate(
     pushgateway: Annotated[str | None, typer.Option(help="Push verdict counts and the decision to this Pushgateway.")] = None,
     otlp_endpoint: Annotated[str | None, typer.Option(
         help="Also export the rig's spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318).")] = None,
+    otlp_listen: Annotated[str | None, typer.Option(
+        help="HOST:PORT where the gate receives the target's spans (case 34); configure the target's OTLP "
+             "exporter to http://HOST:PORT/v1/traces. Default: a free loopback port (embedded target only).")] = None,
 ) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
@@ -57,7 +60,7 @@ def gate(
     options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
                           browser=browser, selectors=selectors, pushgateway=pushgateway,
-                          otlp_endpoint=otlp_endpoint)
+                          otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen)
     code = _run_and_print(options)
     raise typer.Exit(code)
 

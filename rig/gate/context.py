@@ -37,6 +37,13 @@ class CaseContext(RecordingContext):
         """doc_id of one of the 28 papers in A's main project."""
         return self.target.setup.docs[paper_id]
 
+    def paper_of(self, doc_id: str) -> str:
+        """The paper or variant id a doc_id was uploaded as (the doc_id itself when it is none of the rig's)."""
+        for key, value in (*self.target.setup.docs.items(), *self.target.setup.isolated.items()):
+            if value == doc_id:
+                return key
+        return doc_id
+
     def isolated(self, key: str) -> str:
         """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
         return self.target.setup.isolated[key]

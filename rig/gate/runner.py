@@ -1,7 +1,9 @@
 """Running the selected cases: each ends in exactly one verdict, recorded as it happens.
 
 A case that lacks a capability ends BLOCKED naming it; a target that stops answering ends the case U
-and leaves the rest NOT_RUN; an error in the rig itself ends the case U with its traceback kept.
+and leaves the rest NOT_RUN; a status the case did not expect, or an answer the protocol does not allow,
+is the target breaking a promise: FAIL with the exchange as evidence. An error in the rig itself ends
+the case U with its traceback kept.
 Finished cases are skipped on `--resume`.
 """
 
@@ -13,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.adapters.models import protocol_violation
 from rig.catalog.models import EvalSet
-from rig.errors import CapabilityMissing, RigError, TargetUnreachable
+from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError, TargetStalled, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.gate.context import CaseContext
@@ -105,11 +108,28 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
         ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
         if not target.adapter.ready():
             outcome.target_down = f"target unreachable since case {spec.case_id}: {exc.cause}"
+    except TargetStalled as exc:
+        ctx.evidence("error", f"deadline in case {spec.case_id}", {"error": str(exc)})
+        ctx.item("target", Verdict.U, f"a deadline the rig cannot tell from a hang: {exc.message}")
+    except TargetHTTPError as exc:  # a status the case did not expect: the target broke a promise
+        eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → {exc.status}",
+                           {"method": exc.method, "path": exc.path, "status": exc.status, "code": exc.code,
+                            "message": str(exc), "details": exc.details})
+        ctx.item("target", Verdict.FAIL, f"unexpected answer: {exc}", eid)
+    except TargetProtocolError as exc:
+        eid = ctx.evidence("exchange", "protocol violation", {"error": str(exc)})
+        ctx.item("target", Verdict.FAIL, f"protocol violation: {exc}", eid)
     except RigError as exc:
         ctx.evidence("error", f"rig error in case {spec.case_id}", {"error": str(exc),
                                                                     "traceback": traceback.format_exc()})
         ctx.item("rig", Verdict.U, f"the rig could not complete the case: {exc}")
     except Exception as exc:  # a bug in a case must not end the gate; it is U with its traceback
+        violation = protocol_violation(exc)
+        if violation:
+            eid = ctx.evidence("exchange", "protocol violation", {"error": violation,
+                                                                  "traceback": traceback.format_exc()})
+            ctx.item("target", Verdict.FAIL, violation, eid)
+            return aggregate(ctx.items)
         ctx.evidence("error", f"unexpected error in case {spec.case_id}", {"error": repr(exc),
                                                                            "traceback": traceback.format_exc()})
         ctx.item("rig", Verdict.U, f"unexpected {type(exc).__name__}: {exc}")

@@ -27,7 +27,7 @@ from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import OpenedTarget, open_target
 from rig.target.spans import settle_target_spans, store_span
-from rig.telemetry.otlp_receiver import OtlpReceiver
+from rig.telemetry.otlp_receiver import start_receiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
 
@@ -54,6 +54,7 @@ class GateOptions(BaseModel):
     selectors: Path | None = None  # the target UI's selector map (the workbench's by default)
     pushgateway: str | None = None  # push verdict counts and the decision here at the end
     otlp_endpoint: str | None = None  # also export the rig's spans here (OTLP/HTTP), besides the evidence store
+    otlp_listen: str | None = None  # HOST:PORT of the gate's span receiver (a target's exporter is told this)
 
 
 @dataclass
@@ -105,7 +106,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         manifest = RunManifest(kind="gate", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                policy=policy.model_dump(mode="json"), defects=options.defects)
         defects = options.defects
-    receiver = OtlpReceiver().start()
+    receiver = start_receiver(options.otlp_listen or (config.target.otlp_listen if config else None))
     receiver.sinks.append(lambda s: store_span(store, s))
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name)
     embedded = None

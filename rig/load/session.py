@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.adapters import Adapter
+from rig.adapters.models import Auth
 from rig.catalog import eval_set_sha256
 from rig.config import load_config
-from rig.errors import ConfigError, RigError
-from rig.evidence import EvidenceStore
+from rig.errors import ConfigError, RigError, TargetHTTPError
+from rig.evidence import EvidenceStore, Measure
 from rig.fixtures import ensure_corpus
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
@@ -73,6 +74,27 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str, str], store: EvidenceStore
+               ) -> dict[str, Auth]:
+    """Log every account in before the load; a refused one is counted (`login_failed:setup`) and left out.
+    With none left the run cannot measure anything: a RigError naming each refused account."""
+    logins: dict[str, Auth] = {}
+    refused: dict[str, str] = {}
+    for key, username in usernames.items():
+        try:
+            logins[key] = adapter.login(username, passwords[key])
+        except TargetHTTPError as exc:
+            refused[key] = f"{username}: {exc.status}" + (f" {exc.code}" if exc.code else "")
+    if refused:
+        store.add_measures([Measure(code="error", source="client", value=1.0, unit="count", scenario="setup",
+                                    label=f"login_failed:setup:{usernames[k]}") for k in refused])
+        store.set_meta("setup_login_failures", refused)
+    if not logins:
+        raise RigError(f"every login failed, nothing to measure: {'; '.join(refused.values())}",
+                       fix="check the accounts' usernames and the password environment variables in rig.yaml")
+    return logins
+
+
 def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
     """The load run's decision: its thresholds when the policy has some; a run that measured no run is never green."""
     if summary.runs == 0:
@@ -83,8 +105,15 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
             reasons.append("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())))
         return Decision(decision="undecided", reasons=reasons)
     if policy.thresholds:
-        return decide_gate([], policy, observed_for_policy(summary))
-    return Decision(decision="recorded", reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+        decision = decide_gate([], policy, observed_for_policy(summary))
+    else:
+        decision = Decision(decision="recorded",
+                            reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+    if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
+        failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
+        return Decision(decision="undecided", reasons=[f"{summary.login_failures} login(s) failed ({', '.join(failed)})",
+                                                       *decision.reasons])
+    return decision
 
 
 def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
@@ -126,8 +155,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                        extra_args=extra, started=started)
         adapter = conn.adapter
         keys = list(conn.usernames)
-        logins = {k: adapter.login(conn.usernames[k], conn.passwords[k]) for k in keys}  # every account, up front
+        logins = _login_all(adapter, conn.usernames, conn.passwords, store)  # every account, up front
         redactor.add(*(a.token for a in logins.values()))
+        keys = [k for k in keys if k in logins]
         owner = logins[keys[0]]
         if progress:
             progress("uploading the corpus", 0, options.duration_s)

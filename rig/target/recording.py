@@ -101,12 +101,17 @@ class RecordingContext:
         return self.evidence("observation", title, data)
 
     def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
-             required: bool = True, needs: tuple[str, ...] = ()) -> Item:
-        """Record one item; with `needs`, a capability the target lacks makes it BLOCKED naming it."""
+             required: bool = True, needs: tuple[str, ...] = (), seen: dict[str, Any] | None = None) -> Item:
+        """Record one item; with `needs`, a capability the target lacks makes it BLOCKED naming it.
+
+        `reason` with `seen` is the promise, and `seen` what was observed: PASS reads "<promise> (seen: …)",
+        FAIL reads "expected <promise>; seen: …", so a FAIL never reads like a PASS."""
         missing = self.caps.missing(*needs)
-        if missing:
-            ok, reason = Verdict.BLOCKED, f"missing capability: {', '.join(missing)}"
         verdict = ok if isinstance(ok, Verdict) else Verdict.of(ok)
+        if missing:
+            verdict, reason = Verdict.BLOCKED, f"missing capability: {', '.join(missing)}"
+        elif seen is not None:
+            reason = with_seen(reason, verdict, seen)
         item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
         self.items.append(item)
         self.store.add_item(self.rep, self.key, item)
@@ -135,13 +140,14 @@ class RecordingContext:
         except CapabilityMissing as exc:
             self.item(name, Verdict.BLOCKED, f"missing capability: {exc.capability}")
 
-    def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int) -> Item:
+    def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int,
+                 seen: dict[str, Any] | None = None) -> Item:
         """A field the protocol asks for: BLOCKED when the target does not declare `capability`, FAIL when it
         declares it and the field is absent, PASS when it is there."""
         if self.caps.missing(capability):
             return self.item(name, Verdict.BLOCKED, f"missing capability: {capability}", *evidence_ids)
         return self.item(name, present, reason if present else f"declared ({capability}) but absent: {reason}",
-                         *evidence_ids)
+                         *evidence_ids, seen=seen)
 
     def require(self, *capabilities: str) -> None:
         """End the case BLOCKED when the target lacks any of these capabilities."""
@@ -302,3 +308,18 @@ class RecordingContext:
         self.adapter.chaos("DELETE", "faults")
         if defaults:
             self.adapter.chaos("PUT", "settings", defaults)
+
+
+def with_seen(promise: str, verdict: Verdict, seen: dict[str, Any]) -> str:
+    """An item's reason from its promise and what was observed (values, ids, pages, states)."""
+    shown = "; ".join(f"{k} {_short(v)}" for k, v in seen.items())
+    if verdict == Verdict.FAIL:
+        return f"expected {promise}; seen: {shown}"
+    if verdict == Verdict.U:
+        return f"could not tell whether {promise}; seen: {shown}"
+    return f"{promise} (seen: {shown})"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 160 else text[:157] + "..."

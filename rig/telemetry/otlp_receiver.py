@@ -186,3 +186,20 @@ class OtlpReceiver:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+
+def start_receiver(listen: str | None) -> OtlpReceiver:
+    """A started receiver on `HOST:PORT` (an address a target's exporter can be told), or a free loopback port."""
+    if not listen:
+        return OtlpReceiver().start()
+    from rig.errors import ConfigError
+
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"OTLP listen address {listen!r} is not HOST:PORT",
+                          fix="e.g. --otlp-listen 0.0.0.0:4318, or target.otlp_listen in rig.yaml")
+    try:
+        return OtlpReceiver(host=host, port=int(port)).start()
+    except OSError as exc:
+        raise ConfigError(f"cannot listen for spans on {listen}: {exc.strerror or exc}",
+                          fix="pick a free port, or an address of this machine") from None

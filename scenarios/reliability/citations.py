@@ -55,7 +55,8 @@ def unique_quote_located(ctx: CaseContext) -> None:
     ctx.item("unique_highlighted", located.match == "unique" and len(located.highlights) == 1,
              f"match {located.match}, {len(located.highlights)} highlight(s)", e)
     ctx.item("highlight_is_the_quote", _highlight_matches(ctx, c, located),
-             "the highlight covers exactly the quote in the page text (text-anchored, zoom-independent)", e)
+             "the highlight covers exactly the quote in the page text (text-anchored, zoom-independent)", e,
+             seen={"quote": c.quote[:60], "highlights": [(h.page, h.start, h.end) for h in located.highlights]})
 
 
 @case(28, "可靠性-28-1")
@@ -100,7 +101,8 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
         e = ctx.observe("file-level citation", {"citation": whole[0].model_dump(), "original_downloadable": readable,
                                                 "located": located.model_dump() if located else None})
         if located is None:  # no locate entry: what the citation itself claims, and the original still opens
-            ctx.item("file_level_no_page", readable, "the citation names no page and the original opens", e)
+            ctx.item("file_level_no_page", readable, "the citation names no page and the original opens", e,
+                     seen={"citation": whole[0].citation_id, "page": whole[0].page, "original_opens": readable})
         else:
             ctx.item("file_level_no_page", located.match == "file_only" and located.page is None and
                      not located.highlights and readable, f"match {located.match}, page {located.page}", e)
@@ -150,13 +152,16 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
         ctx.item(f"{label}_distinct_pages", len(pages) >= 2, f"cited physical pages {pages}", e)
         ctx.item(f"{label}_page_identity", bool(paged) and all(on_page.values()) and
                  all(located[c.citation_id] == c.page for c in paged),
-                 "every quote is on its cited physical page and opens there", e, needs=("locate_citation",))
+                 "every quote is on its cited physical page and opens there", e, needs=("locate_citation",),
+                 seen={"cited_pages": {c.citation_id: c.page for c in paged}, "located_pages": located,
+                       "quote_off_its_page": [k for k, v in on_page.items() if not v]})
         if "json" in ctx.caps.export:
             sources = json.loads(ctx.adapter.export(ctx.a, sid, "json").text).get("sources", [])
             mine = [s for s in sources if s.get("doc_id") == doc]
             e2 = ctx.observe(f"{label}: export source list", sources)
             ctx.item(f"{label}_source_list", len(mine) == 1 and sorted(mine[0].get("pages", [])) == pages,
-                     "one source entry for the paper, listing its cited pages", e2)
+                     "one source entry for the paper, listing its cited pages", e2,
+                     seen={"entries": len(mine), "listed_pages": [m.get("pages") for m in mine], "cited_pages": pages})
 
 
 @case(31, "可靠性-31-1")
@@ -209,10 +214,13 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
     expected_sha = ctx.manifest.variant("P32-CHANGED").sha256
     e3 = ctx.observe("content-changed copy", rows)
     ctx.item("content_change_fresh", bool(rows) and all(r["highlight_ok"] for r in rows),
-             "highlights match the changed file's text", e3)
+             "highlights match the changed file's text", e3,
+             seen={"citations": len(rows), "highlight_mismatch": [r["quote"][:40] for r in rows if not r["highlight_ok"]]})
     ctx.item("source_relation_correct", bool(rows) and all(r["in_changed_file"] >= 1 and
                                                            r["sha256"] in (None, expected_sha) for r in rows),
-             "quotes are on their pages of the changed file, and the content hash is the copy's", e3)
+             "quotes are on their pages of the changed file, and the content hash is the copy's", e3,
+             seen={"citations": len(rows), "hashes": sorted({str(r["sha256"])[:12] for r in rows}),
+                   "copy_hash": expected_sha[:12], "not_on_page": [r["quote"][:40] for r in rows if r["in_changed_file"] < 1]})
 
 
 @case(32, "可靠性-32-1")
@@ -239,8 +247,13 @@ def removed_source_not_back(ctx: CaseContext) -> None:
                  f"(cited {sorted(cited_first)}), so a removed source coming back cannot be observed", e)
         return
     ctx.item("precondition_both_cited", True, "the first answer cited both", e)
-    ctx.item("removed_not_back", bool(new) and p21 not in {c.doc_id for c in new}, "no P21 in the new answer", e)
+    ctx.item("removed_not_back", bool(new) and p21 not in {c.doc_id for c in new}, "no P21 in the new answer", e,
+             seen={"new_citations": [(ctx.paper_of(c.doc_id), c.page) for c in new]})
     ctx.item("kept_source_valid", any(c.doc_id == p32 for c in new) and all(citation_on_its_page(ctx, c)
                                                                            for c in new if c.page is not None),
-             "P32 citations remain and check out on their pages", e)
-    ctx.item("history_traceable", any(c.doc_id == p21 for c in old), "the old answer still shows P21", e)
+             "P32 citations remain and check out on their pages", e,
+             seen={"new_citations": [(ctx.paper_of(c.doc_id), c.page) for c in new],
+                   "off_their_page": [(c.page, c.quote[:40]) for c in new if c.page is not None
+                                      and not citation_on_its_page(ctx, c)]})
+    ctx.item("history_traceable", any(c.doc_id == p21 for c in old), "the old answer still shows P21", e,
+             seen={"old_citations": [(ctx.paper_of(c.doc_id), c.page) for c in old]})

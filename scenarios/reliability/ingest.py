@@ -80,7 +80,9 @@ def inventory_of_28(ctx: CaseContext) -> None:
     processed = [row for row in ledger if "stages" in row]
     stamped = all(s[1] is not None for row in processed for s in row["stages"])
     ctx.declared("stage_times_recorded", "ingest_stages", stamped and all(row["stages"] for row in processed),
-                 "every processed file has per-stage start/end", e)
+                 "every processed file has per-stage start/end", e,
+                 seen={"files": len(processed), "without_stages": [r.get("paper_id") for r in processed if not r["stages"]][:5],
+                       "unstamped": [r.get("paper_id") for r in processed if any(x[1] is None for x in r["stages"])][:5]})
 
 
 @case(7, "可靠性-07-1", codes=("T2",))
@@ -106,7 +108,9 @@ def body_text_searchable(ctx: CaseContext) -> None:
              f"{len(verbatim)}/{len(found)} hit texts occur on their page of the original", e2)
     listed = ctx.adapter.document(ctx.a, doc)
     ctx.item("file_identity", listed.sha256 == ctx.manifest.paper("P32").sha256 and listed.paper_id in (None, "P32"),
-             "the hit's document is the P32 fixture (sha256)", e)
+             "the hit's document is the P32 fixture (sha256)", e,
+             seen={"listed_sha256": listed.sha256[:16], "fixture_sha256": ctx.manifest.paper("P32").sha256[:16],
+                   "paper_id": listed.paper_id})
 
 
 @case(8, "可靠性-08-1", codes=("T1",))
@@ -143,7 +147,8 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
         ctx.measures(ingest_measures(paper, ing.t1_client_ms))
     control = ctx.adapter.search(ctx.a, project, ["2.9%"], [ctx.doc("P32")])
     e = ctx.observe("control search on P32", {"hits": len(control.results[0].hits)})
-    ctx.item("others_usable", bool(control.results[0].hits), "P32 is still searchable", e)
+    ctx.item("others_usable", bool(control.results[0].hits), "P32 is still searchable", e,
+             seen={"control_hits": len(control.results[0].hits)})
 
 
 @case(9, "可靠性-09-1", codes=("T1", "T8"))
@@ -207,7 +212,8 @@ def subset_change(ctx: CaseContext) -> None:
     ctx.item("new_citations_filtered", bool(new) and {c.doc_id for c in new} <= {p32},
              f"second answer cites {sorted({c.doc_id for c in new})}", e2)
     ctx.item("history_traceable", bool(old) and {c.doc_id for c in old} >= {p21},
-             "the first answer still shows its P21 citations", e2)
+             "the first answer still shows its P21 citations", e2,
+             seen={"first_answer_cites": sorted({ctx.paper_of(c.doc_id) for c in old})})
     from scenarios.reliability.steps import citation_on_its_page
 
     wrong = [c.citation_id for c in new if not citation_on_its_page(ctx, c)]
@@ -243,7 +249,8 @@ def permission_and_attachment_rule(ctx: CaseContext) -> None:
                                         "dropped": [d.model_dump() for d in opened.dropped]})
     ctx.item("effective_scope_follows_rule", sorted(opened.effective_scope) == sorted(expected),
              f"effective {len(opened.effective_scope)} document(s), expected {len(expected)}", e)
-    ctx.item("unreadable_dropped", [d.doc_id for d in opened.dropped] == [private], "B's private paper dropped", e)
+    ctx.item("unreadable_dropped", [d.doc_id for d in opened.dropped] == [private], "B's private paper dropped", e,
+             seen={"dropped": [d.doc_id for d in opened.dropped], "b_private": private})
     result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["warranty buyer protection 保修 买家保护"],
                                 opened.effective_scope)
     docs = {h.doc_id for r in result.results for h in r.hits}

@@ -39,7 +39,8 @@ def over_budget_message(ctx: CaseContext) -> None:
         e = ctx.observe("refused", {"status": refused.status, "code": refused.code, "details": refused.details})
         explicit = refused.status == 413 or refused.code == "input_too_long"
         ctx.item("explicit_limit", explicit, f"{refused.status} {refused.code} {refused.details}", e)
-        ctx.item("no_silent_truncation", True if explicit else None, "nothing was run with a cut input", e)
+        ctx.item("no_silent_truncation", True if explicit else None, "nothing was run with a cut input", e,
+                 seen={"refused": f"{refused.status} {refused.code}", "run_started": False})
         if isinstance(refused.details, dict) and "measured_tokens" in refused.details:
             ctx.measures(refusal_measures(float(refused.details["measured_tokens"]), "input_too_long"))
     else:

@@ -34,7 +34,9 @@ def login_and_first_answer(ctx: CaseContext) -> None:
     docs = {d.doc_id for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)}
     e_proj = ctx.observe("A's project and documents", {"projects": sorted(projects), "documents": len(docs)})
     ctx.item("project", ctx.target.setup.project_a in projects and ctx.doc("P32") in docs,
-             "A's project is listed and holds P32", e_proj)
+             "A's project is listed and holds P32", e_proj,
+             seen={"project_listed": ctx.target.setup.project_a in projects, "documents": len(docs),
+                   "p32_present": ctx.doc("P32") in docs})
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, CASE1_QUESTION)
     answer = answer_of(ctx, opened.session_id, run.run_id)
@@ -53,7 +55,8 @@ def login_and_first_answer(ctx: CaseContext) -> None:
 
 @case(2, "可靠性-02-1")
 def anonymous_access(ctx: CaseContext) -> None:
-    """Without logging in, request A's session, run, original file, page text, export and citation.
+    """Without logging in, request A's session, run record, run event stream, original file, page text, export
+    and citation.
 
     Expects: every request is refused and no protected text, file bytes or run content comes back;
     hiding a menu would not count. Evidence: each request's status and (redacted) body.
@@ -64,6 +67,7 @@ def anonymous_access(ctx: CaseContext) -> None:
     tries = {
         "session": lambda: ctx.adapter.session(None, sid),
         "run_detail": lambda: ctx.adapter.run(None, run_id),
+        "run_events": lambda: list(ctx.adapter.events(None, run_id, timeout_s=30)),
         "original_file": lambda: ctx.adapter.download(None, doc),
         "page_text": lambda: ctx.adapter.page_text(None, doc, 1),
         "document": lambda: ctx.adapter.document(None, doc),
@@ -99,7 +103,8 @@ def cross_account_original(ctx: CaseContext) -> None:
     data = ctx.adapter.download(ctx.a, doc)
     same = hashlib.sha256(data).hexdigest() == expected
     e = ctx.observe("A downloads P32", {"bytes": len(data), "sha256_matches_fixture": same})
-    ctx.item("a_still_works", same, "A's download is byte-identical to the fixture", e)
+    ctx.item("a_still_works", same, "A's download is byte-identical to the fixture", e,
+             seen={"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16], "fixture": expected[:16]})
 
 
 @case(4, "可靠性-04-1")

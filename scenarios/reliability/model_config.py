@@ -26,13 +26,17 @@ def personal_model_config(ctx: CaseContext) -> None:
         e1 = ctx.observe("selected vs used", {"config": primary.model_dump(), "run_model": run1.detail.model.model_dump()
                                               if run1.detail else None})
         ctx.item("actual_matches_selected", run1.detail is not None and run1.detail.model.model == primary.model and
-                 run1.detail.model.config_version == primary.config_version, "the run records the selected model", e1)
+                 run1.detail.model.config_version == primary.config_version, "the run records the selected model", e1,
+                 seen={"selected": (primary.model, primary.config_version),
+                       "run_used": (run1.detail.model.model, run1.detail.model.config_version) if run1.detail else None})
         alt = ctx.adapter.set_model_config(ctx.a, models.alternative["provider"], models.alternative["model"])
         run2 = ctx.chat(ctx.a, ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id, "2.9%指什么？")
         e2 = ctx.observe("after changing the config", {"config": alt.model_dump(), "run_model":
                                                        run2.detail.model.model_dump() if run2.detail else None})
         ctx.item("change_takes_effect", run2.detail is not None and run2.detail.model.model == alt.model and
-                 run2.detail.model.config_version == alt.config_version, "a new session uses the new config", e2)
+                 run2.detail.model.config_version == alt.config_version, "a new session uses the new config", e2,
+                 seen={"selected": (alt.model, alt.config_version),
+                       "run_used": (run2.detail.model.model, run2.detail.model.config_version) if run2.detail else None})
         bad = ctx.adapter.set_model_config(ctx.a, models.invalid["provider"], models.invalid["model"])
         run3 = ctx.chat(ctx.a, ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id, "2.9%指什么？")
         d = run3.detail
@@ -71,7 +75,8 @@ def cross_account_model_config(ctx: CaseContext) -> None:
         b_again = ctx.adapter.model_config(ctx.b)
         e = ctx.observe("configs per account", {"a": a_again.model_dump(), "b": b_again.model_dump()})
         ctx.item("configs_isolated", a_again.model == a_view.model and b_again.model == b_view.model and
-                 a_again.model != b_again.model, "each account reads its own config, B's edit left A's alone", e)
+                 a_again.model != b_again.model, "each account reads its own config, B's edit left A's alone", e,
+                 seen={"a_set": a_view.model, "a_reads": a_again.model, "b_set": b_view.model, "b_reads": b_again.model})
         sid_a = ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id
         run_a = ctx.chat(ctx.a, sid_a, "2.9%指什么？")
         b_project = ctx.target.setup.project_b_shared
@@ -81,6 +86,8 @@ def cross_account_model_config(ctx: CaseContext) -> None:
                 "b": run_b.detail.model.model if run_b.detail else None}
         e2 = ctx.observe("models used per account", used)
         ctx.item("runs_use_own_config", used == {"a": a_view.model, "b": b_view.model}, f"used {used}", e2)
+        for fmt in ctx.caps.export:  # an export made after a key was set is another way out for it
+            seen.append(ctx.adapter.export(ctx.a, sid_a, fmt).text)
     finally:
         for who, auth in (("a", ctx.a), ("b", ctx.b)):
             ctx.adapter.set_model_config(auth, originals[who].provider, originals[who].model)

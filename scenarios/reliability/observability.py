@@ -30,6 +30,11 @@ def _spans(ctx: CaseContext, trace_id: str, run_id: str) -> list[ReceivedSpan]:
     return [s for s in spans if s.span_id in keep]
 
 
+def _target_spans(ctx: CaseContext) -> list[ReceivedSpan]:
+    """Spans the target itself sent (not the rig's own, not a Langfuse export)."""
+    return [s for s in ctx.target.receiver.spans if s.scope not in ("langfuse-sdk", "rig")]
+
+
 def _check_run(ctx: CaseContext, run: RunTranscript, label: str) -> list[str]:
     """Missing or mismatching fields between the run record and its spans."""
     d = run.detail
@@ -73,21 +78,37 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
     stages_ok = all(s.started_at_ms is not None and s.ended_at_ms is not None for s in result.stages)
     e0 = ctx.observe("expert 1 tool stages", [s.model_dump() for s in result.stages])
     ctx.declared("tool_stage_fields", "search_stages", stages_ok and bool(result.stages),
-                 "encode/query/expand carry start and end", e0)
+                 "encode/query/expand carry start and end", e0,
+                 seen={"stages": [(s.name, s.started_at_ms is not None, s.ended_at_ms is not None) for s in result.stages]})
     ctx.measures(search_measures(result))
     turns = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
     problems: list[str] = []
+    silent = False
     for i, t in enumerate(turns):
         run = ctx.chat(ctx.a, opened.session_id, t.prompt, revision=i > 0)
-        problems += _check_run(ctx, run, f"user4 turn {i + 1}")
+        if silent:
+            continue
+        checked = _check_run(ctx, run, f"user4 turn {i + 1}")
+        if not _target_spans(ctx):  # told nothing of the receiver, the target cannot send to it: not its fault
+            silent = True
+            continue
+        problems += checked
         spans = ctx.target.receiver.trace(run.detail.trace_id or "") if run.detail else []
         ctx.evidence("trace", f"spans of run {run.run_id}", [{"name": s.name, "span_id": s.span_id,
                                                              "parent": s.parent_span_id, "scope": s.scope}
                                                             for s in spans])
-    e = ctx.observe("run ↔ trace ↔ span linkage", {"problems": problems})
-    ctx.item("run_trace_span_linked", not problems, "every run's spans join its trace and match its record"
-             if not problems else "; ".join(problems[:3]), e, needs=("trace_ids",))
+    endpoint = ctx.target.receiver.endpoint
+    e = ctx.observe("run ↔ trace ↔ span linkage", {"problems": problems, "receiver": endpoint,
+                                                    "target_spans": len(_target_spans(ctx))})
+    if silent:
+        ctx.item("run_trace_span_linked", Verdict.U,
+                 f"no span from the target reached the rig's receiver at {endpoint}: configure the target's OTLP "
+                 "exporter to it (rig gate --otlp-listen HOST:PORT, or target.otlp_listen)", e, needs=("trace_ids",))
+    else:
+        ctx.item("run_trace_span_linked", not problems,
+                 f"{len(turns)} runs: spans join their traces and match the records ({len(_target_spans(ctx))} spans)"
+                 if not problems else "; ".join(problems[:3]), e, needs=("trace_ids",))
     cloud = any(s.scope == "langfuse-sdk" for s in ctx.target.receiver.spans)
     ctx.item("cloud_sync", Verdict.NA if not cloud else Verdict.PASS,
              "no Langfuse configured for this deployment" if not cloud else "Langfuse observations received",
@@ -114,8 +135,10 @@ def incomplete_record_keeps_evidence(ctx: CaseContext) -> None:
                                         "full_run_spans": len(_spans(ctx, full.detail.trace_id or "", full.run_id))})
     ctx.item("flag_truthful", cut.detail.trace_complete is False, f"trace_complete={cut.detail.trace_complete}", e)
     ctx.item("answer_untouched", cut.answer == full.answer and cut.detail.state == "completed",
-             "the same question gives the same answer with the cut trace", e)
+             "the same question gives the same answer with the cut trace", e,
+             seen={"same_answer": cut.answer == full.answer, "cut_run_state": cut.detail.state})
     readable = bool(cut.detail.checkpoints) and bool(cut.detail.tool_calls)
-    ctx.item("evidence_readable", readable, "checkpoints and tool records are still readable", e)
+    ctx.item("evidence_readable", readable, "checkpoints and tool records are still readable", e,
+             seen={"checkpoints": len(cut.detail.checkpoints), "tool_calls": len(cut.detail.tool_calls)})
     ctx.item("scoring_of_missing_parts", Verdict.U, "span-level scoring of the cut run is missing (recorded as U)",
              e, required=False)

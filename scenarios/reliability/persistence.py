@@ -33,15 +33,20 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
     after = ctx.adapter.session(auth, opened.session_id)
     e = ctx.observe("session before and after", {"before": _shape(before), "after": _shape(after),
                                                   "session_id": opened.session_id})
-    ctx.item("reload_identical", _shape(reloaded) == _shape(before), "a reload shows the same session", e)
+    ctx.item("reload_identical", _shape(reloaded) == _shape(before), "a reload shows the same session", e,
+             seen={"messages_before": len(before.messages), "messages_reloaded": len(reloaded.messages)})
     texts = [(m.message_id, m.content) for m in before.messages] == [(m.message_id, m.content) for m in after.messages]
     ctx.item("saved_text_equal", texts and len(before.messages) == 2 * len(turns), f"{len(after.messages)} messages", e)
     cites = [(m.message_id, [(c.citation_id, c.doc_id, c.page) for c in m.citations]) for m in before.messages]
     ctx.item("citations_equal", cites == [(m.message_id, [(c.citation_id, c.doc_id, c.page) for c in m.citations])
-                                          for m in after.messages], "citation targets unchanged", e)
+                                          for m in after.messages], "citation targets unchanged", e,
+             seen={"citations_before": sum(len(c) for _, c in cites),
+                   "citations_after": sum(len(m.citations) for m in after.messages)})
     relations = [(m.message_id, m.parent_id, m.branch_id) for m in before.messages]
     ctx.item("turn_relations_equal", relations == [(m.message_id, m.parent_id, m.branch_id) for m in after.messages],
-             "parent and branch links unchanged", e)
+             "parent and branch links unchanged", e,
+             seen={"changed": [r[0] for r, a in zip(relations, [(m.message_id, m.parent_id, m.branch_id)
+                                                                 for m in after.messages], strict=False) if r != a][:5]})
     more = ctx.chat(auth, opened.session_id, "再用一句话总结。", revision=True)
     ctx.item("can_continue", more.detail is not None and more.detail.state == "completed",
              f"a further turn ended {more.detail.state if more.detail else None}")
@@ -66,21 +71,26 @@ def regenerate_branches(ctx: CaseContext) -> None:
                                  "regenerated": (alternative.message_id, alternative.branch_id),
                                  "same_question": original.parent_id == alternative.parent_id})
     ctx.item("branch_distinguishable", alternative.branch_id != original.branch_id and
-             alternative.parent_id == original.parent_id, "a new branch under the same question", e)
+             alternative.parent_id == original.parent_id, "a new branch under the same question", e,
+             seen={"branches": (original.branch_id, alternative.branch_id),
+                   "parents": (original.parent_id, alternative.parent_id)})
     follow = ctx.chat(ctx.a, opened.session_id, "改成两三句话，保留区别和出处。", parent_id=alternative.message_id,
                       revision=True)
     assert follow.detail is not None
     included = [i for mi in follow.detail.model_input for i in mi.included_message_ids]
     e2 = ctx.observe("follow-up model input", {"included_message_ids": included})
     ctx.item("history_current_branch", alternative.message_id in included and original.message_id not in included,
-             "the follow-up saw the regenerated answer, not the original", e2)
+             "the follow-up saw the regenerated answer, not the original", e2,
+             seen={"regenerated_in_input": alternative.message_id in included,
+                   "original_in_input": original.message_id in included})
     session = ctx.adapter.session(ctx.a, opened.session_id)
     follow_answer = answers(session, follow.run_id)[0]
     own_calls = {c.tool_call_id for c in follow.detail.tool_calls}
     other = [c.citation_id for c in follow_answer.citations if c.tool_call_id not in own_calls]
     e3 = ctx.observe("follow-up citations", {"branch": follow_answer.branch_id, "foreign": other})
     ctx.item("citations_current_branch", follow_answer.branch_id == alternative.branch_id and not other,
-             "the follow-up's citations come from its own run on this branch", e3)
+             "the follow-up's citations come from its own run on this branch", e3,
+             seen={"branch": follow_answer.branch_id, "expected_branch": alternative.branch_id, "foreign_citations": other})
 
 
 @case(19, "可靠性-19-1", codes=("T12",))
@@ -108,7 +118,8 @@ def real_summary(ctx: CaseContext) -> None:
         e = ctx.observe("summary", {"summary": summary.model_dump(),
                                     "covered_message": covered.model_dump() if covered else None})
         after_save = covered is not None and (summary.created_at or "") >= (covered.created_at or "~")
-        ctx.item("made_after_saving", after_save, "the summary is stamped after the answer it covers", e)
+        ctx.item("made_after_saving", after_save, "the summary is stamped after the answer it covers", e,
+                 seen={"summary_at": summary.created_at, "covered_answer_at": covered.created_at if covered else None})
         final_run = ctx.chat(ctx.a, opened.session_id, final.prompt, revision=True)
     assert final_run.detail is not None
     mi = final_run.detail.model_input[0] if final_run.detail.model_input else None
@@ -116,7 +127,9 @@ def real_summary(ctx: CaseContext) -> None:
     e2 = ctx.observe("next run's model input", mi.model_dump() if mi else None)
     ctx.item("input_is_summary_plus_recent", mi is not None and mi.included_summary_id == summary.summary_id and
              not (set(mi.included_message_ids) & covered_ids),
-             "the request used the summary and only messages after it", e2)
+             "the request used the summary and only messages after it", e2,
+             seen={"summary_used": mi.included_summary_id if mi else None, "expected_summary": summary.summary_id,
+                   "covered_messages_sent": sorted(set(mi.included_message_ids) & covered_ids) if mi else None})
     kept = ctx.adapter.session(ctx.a, opened.session_id)
     lost = [i for i in written if i not in {m.message_id for m in kept.messages}]
     e3 = ctx.observe("messages written by the runs vs the session now", {"written": written, "lost": lost})

@@ -12,7 +12,7 @@ from rig.measure.derive import stage_measures, tcode
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
-from rig.waiting import wait_until
+from rig.waiting import wait_while_moving
 from scenarios.reliability.steps import answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
 
 LONG = "请查清买家保护与徽章关系并给依据。"
@@ -91,6 +91,19 @@ def stop_during_generation(ctx: CaseContext) -> None:
                             label="stopped_run_duration", run_id=run.run_id)])
 
 
+def _wait_inside(ctx: CaseContext, run_id: str, stage: str, stall_s: float = 5.0) -> bool:
+    """True once the run is inside `stage` (started, not ended); False if the run ends first or its record
+    stands still for `stall_s` (the deadline follows the run's own progress, not the clock alone)."""
+    seen = [""]
+
+    def inside() -> bool:
+        detail = ctx.adapter.run(ctx.a, run_id)
+        seen[0] = detail.model_dump_json()
+        return not detail.terminal and any(s.name == stage and s.ended_at_ms is None for s in detail.stages)
+
+    return bool(wait_while_moving(inside, lambda: seen[0], stall_s))
+
+
 @case(21, "可靠性-21-1", codes=("T2", "T8"))
 def stop_during_retrieval(ctx: CaseContext) -> None:
     """Stretch the encode stage, then the query stage, and stop inside each (two variants, apart).
@@ -105,10 +118,7 @@ def stop_during_retrieval(ctx: CaseContext) -> None:
         opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
         run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
         stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
-        def in_stage(run_id: str = run.run_id, name: str = stage) -> bool:
-            return any(s.name == name and s.ended_at_ms is None for s in ctx.adapter.run(ctx.a, run_id).stages)
-
-        inside = wait_until(in_stage, 5.0)
+        inside = _wait_inside(ctx, run.run_id, stage)
         ctx.adapter.stop(ctx.a, run.run_id)
         run.events.extend(stream)
         wait_terminal(ctx, run.run_id)
@@ -120,7 +130,10 @@ def stop_during_retrieval(ctx: CaseContext) -> None:
             and rec.ended_at_ms - rec.started_at_ms < 8000
         e = ctx.observe(f"stop inside {stage}", {"was_inside": bool(inside), "stage": rec.model_dump() if rec else None,
                                                  "state": d.state, "end_reason": d.end_reason})
-        ctx.item(f"{stage}_cancelled", bool(inside) and cut, f"{stage} stage cancelled before its delay ran out", e)
+        ctx.item(f"{stage}_cancelled", bool(inside) and cut, f"the {stage} stage cancelled before its delay ran out", e,
+                 seen={"stopped_inside_stage": bool(inside), "stage_cancelled": rec.cancelled if rec else None,
+                       "stage_ms": (rec.ended_at_ms - rec.started_at_ms) if rec and rec.ended_at_ms and rec.started_at_ms
+                       else None, "delay_ms": 8000})
         freed = wait_slots_free(ctx)
         ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
                  f"{d.state}/{d.end_reason}, slot freed: {freed}", e)
@@ -155,9 +168,10 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
              f"ended {detail.state if detail else None}/{detail.end_reason if detail else None}", e)
     shown = (bool(reopened) and reopened[-1].event == "done") if replay else bool(detail) and detail.terminal
     ctx.item("reopen_shows_real_state", shown and bool(saved) and bool(saved[0].content.strip()),
-             ("the reopened stream ends done" if replay else "the run record is final") + " and the answer is saved"
-             if shown and saved else f"reopened: stream end {reopened[-1].event if reopened else None}, "
-             f"{len(saved)} saved answer(s)", e)
+             ("the reopened stream ends done" if replay else "the run record is final") + " and the answer is saved", e,
+             seen={"stream_end": reopened[-1].event if reopened else None,
+                   "run_state": detail.state if detail else None, "saved_answers": len(saved),
+                   "saved_chars": len(saved[0].content.strip()) if saved else 0})
     run.events.extend(reopened)
     ctx.finish(ctx.a, run)
 
@@ -191,8 +205,10 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     ctx.item("evidence_carried_over", d.state == "completed" and bool(mapped) and set(mapped) <= old_hits,
              f"{len(mapped)} citation(s), all from the checkpoint's evidence", e)
     ctx.item("no_cross_case_mixing", d.session_id == opened.session_id and not d.tool_calls,
-             "same session, no new searches needed", e)
-    ctx.item("old_run_kept", ctx.adapter.run(ctx.a, old.run_id).state == "stopped", "the stopped run is unchanged")
+             "same session, no new searches needed", e,
+             seen={"session": d.session_id, "expected_session": opened.session_id, "new_searches": len(d.tool_calls)})
+    old_state = ctx.adapter.run(ctx.a, old.run_id).state
+    ctx.item("old_run_kept", old_state == "stopped", "the stopped run is unchanged", seen={"old_run_state": old_state})
 
 
 
@@ -226,7 +242,8 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
                  f"resume answered {status} {code}", e)
         kept = ctx.adapter.run(ctx.a, old.run_id)
         ctx.item(f"{variant}_old_result_kept", kept.state == "stopped" and bool(kept.checkpoints),
-                 "the stopped run and its checkpoint are kept")
+                 "the stopped run and its checkpoint are kept",
+                 seen={"old_run_state": kept.state, "checkpoints": len(kept.checkpoints)})
 
 
 @case(25, "可靠性-25-1", codes=("T9",))
@@ -289,7 +306,8 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
              "done": ctx.adapter.run(ctx.a, done.run_id).model_dump(),
              "resumable": ctx.adapter.run(ctx.a, resumable.run_id).checkpoints}
     e = ctx.observe("committed data before and after", {"equal": before == after})
-    ctx.item("committed_data_intact", before == after, "session, finished run and checkpoints re-read equal", e)
+    ctx.item("committed_data_intact", before == after, "session, finished run and checkpoints re-read equal", e,
+             seen={"differs": [k for k in before if before[k] != after.get(k)]})
     cut = ctx.run_detail(ctx.a, flight.run_id)
     e2 = ctx.observe("run in flight at the restart", {"state": cut.state, "end_reason": cut.end_reason})
     ctx.item("interruption_truthful", (cut.state, cut.end_reason) == ("interrupted", "server_restart"),
@@ -300,6 +318,8 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     ctx.read(ctx.a, new, end_code=TCode.T9)
     first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
     ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
-             new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart")
+             new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
+             seen={"resumed_state": new.detail.state if new.detail else None,
+                   "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
     ctx.measures([tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")] +
                  ([tcode(TCode.T9, "client", first_good, label="restart_to_first_good_run")] if first_good else []))

@@ -11,7 +11,7 @@ from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.pdftext import occurrences_on_page
 from rig.promtext import sample_value
-from rig.waiting import wait_until
+from rig.waiting import wait_until, wait_while_moving
 
 
 @dataclass
@@ -84,5 +84,12 @@ def wait_slots_free(ctx: CaseContext, timeout_s: float = 10.0) -> bool | None:
 
 
 def wait_terminal(ctx: CaseContext, run_id: str, timeout_s: float = 30.0) -> Any:
-    return wait_until(lambda: (d := ctx.adapter.run(ctx.a, run_id)).terminal and d, timeout_s)
+    """The run's record once it is terminal; None when it stood still for `timeout_s` (any change restarts it)."""
+    last: list[Any] = [None]
+
+    def done() -> Any:
+        last[0] = ctx.adapter.run(ctx.a, run_id)
+        return last[0].terminal and last[0]
+
+    return wait_while_moving(done, lambda: last[0] and last[0].model_dump_json(), timeout_s)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rig.adapters.models import RunDetail, ToolResultEvent
+from rig.adapters.models import Hit, RunDetail, ToolResultEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
@@ -66,7 +66,9 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
         h.doc_id in scope for r in result.results for h in r.hits)
     e = ctx.observe("expert 1 direct call", {"tool_call_ids": result.tool_call_ids,
                                              "results": [(r.tool_call_id, r.query, len(r.hits)) for r in result.results]})
-    ctx.item("direct_results_mapped", direct_ok, "each result names its call and stays in scope", e)
+    ctx.item("direct_results_mapped", direct_ok, "each result names its call and stays in scope", e,
+             seen={"calls": result.tool_call_ids, "result_calls": [r.tool_call_id for r in result.results],
+                   "hits_outside_scope": sum(h.doc_id not in scope for r in result.results for h in r.hits)})
     user = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in user[0].allowed_paper_ids])
     problems, cite_problems, executed = [], [], 0
@@ -81,7 +83,13 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
     ctx.item("chat_results_mapped", executed > 0 and not problems,
              f"{executed} call(s) across {len(user)} turns" + (f"; {problems[:3]}" if problems else ""), e2)
     e3 = ctx.observe("citations traced to their calls", {"problems": cite_problems})
-    ctx.item("citations_from_their_calls", not cite_problems, "every citation names a chunk its call returned", e3)
+    ctx.item("citations_from_their_calls", not cite_problems, "every citation names a chunk its call returned", e3,
+             seen={"problems": cite_problems[:3]})
+
+
+def _ranked(hits: list[Hit]) -> list[tuple[str, float]]:
+    """A result's hits as the rig compares them: chunk and score, in order."""
+    return [(h.chunk_id, round(h.score or 0, 4)) for h in hits]
 
 
 @case(13, "可靠性-13-1", codes=("T2", "T11"))
@@ -101,11 +109,20 @@ def merged_queries(ctx: CaseContext) -> None:
                                                 for r in result.results]})
     ctx.item("counts_recorded", result.proposed_calls == 3 and 1 <= result.executed_calls <= 3,
              f"proposed {result.proposed_calls}, executed {result.executed_calls}", e)
-    ctx.item("queries_kept", [r.query for r in result.results] == queries, "every query comes back with its result", e)
-    ctx.item("scope_kept", all(h.doc_id in scope for r in result.results for h in r.hits), "no hit outside P32", e)
-    ctx.item("results_map_back", [r.tool_call_id for r in result.results] == result.tool_call_ids and
-             [h.chunk_id for h in result.results[0].hits] == [h.chunk_id for h in result.results[2].hits],
-             "results follow their calls; the repeated query got the same evidence", e)
+    ctx.item("queries_kept", [r.query for r in result.results] == queries, "every query comes back with its result", e,
+             seen={"queries_returned": [r.query for r in result.results]})
+    outside = sorted({ctx.paper_of(h.doc_id) for r in result.results for h in r.hits if h.doc_id not in scope})
+    ctx.item("scope_kept", not outside, "no hit outside P32", e, seen={"papers_outside_scope": outside})
+    # Each query alone is the reference for its part of the merged answer: results swapped between queries
+    # whose hits share chunks still differ from it in order or score.
+    solo = {q: ctx.adapter.search(ctx.a, ctx.target.setup.project_a, [q], scope).results[0] for q in dict.fromkeys(queries)}
+    e2 = ctx.observe("each query alone", {q: [(h.chunk_id, round(h.score or 0, 4)) for h in r.hits] for q, r in solo.items()})
+
+    differ = [r.query for r in result.results if r.query in solo and _ranked(r.hits) != _ranked(solo[r.query].hits)]
+    ctx.item("results_map_back", [r.tool_call_id for r in result.results] == result.tool_call_ids and not differ,
+             "results follow their calls; each query's hits equal the same query sent alone", e, e2,
+             seen={"result_calls": [r.tool_call_id for r in result.results], "calls": result.tool_call_ids,
+                   "queries_whose_hits_differ_from_alone": differ})
 
 
 @case(14, "可靠性-14-1", codes=("T8",))
@@ -125,6 +142,15 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
     e = ctx.observe("first tool result", first.model_dump() if first else None)
     ctx.item("error_recognisable", first is not None and first.ok is False and bool(first.error),
              f"first call ok={first.ok if first else None}, error={first.error if first else None}", e)
+    # The tool cards the stream showed are a second entry point to the same facts: they must agree with the record.
+    cards = {ev.tool_call_id: (ev.ok, bool((ev.data or {}).get("error"))) for ev in run.events
+             if isinstance(ev, ToolResultEvent)}
+    record = {c.tool_call_id: (c.ok, bool(c.error)) for c in run.detail.tool_calls}
+    e_cards = ctx.observe("tool cards streamed vs the run record", {"stream": cards, "record": record})
+    disagree = {k: {"stream": cards.get(k), "record": v} for k, v in record.items() if cards.get(k) != v}
+    ctx.item("stream_cards_match_record", bool(record) and not disagree,
+             "each streamed tool card shows the same outcome (ok, error) as the run record", e_cards,
+             needs=("stream_tool_cards",), seen={"calls": len(record), "disagree": disagree})
     ok_calls = [c for c in run.detail.tool_calls if c.ok]
     problems = citation_problems(ctx, run, run.detail)
     answer = answer_of(ctx, opened.session_id, run.run_id)
@@ -134,7 +160,8 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
                                                   "ok_calls": len(ok_calls), "citations": len(cites),
                                                   "state": run.detail.state, "reason": run.detail.end_reason,
                                                   "problems": problems})
-    ctx.item("no_invented_evidence", honest and not problems, "citations only from successful calls", e2)
+    ctx.item("no_invented_evidence", honest and not problems, "citations only from successful calls", e2,
+             seen={"ok_calls": len(ok_calls), "citations": len(cites), "problems": problems[:3]})
     followed = bool(ok_calls) or run.detail.end_reason == "tool_error"
     ctx.item("follow_up_behaviour", followed, "retried and recovered" if ok_calls else
              f"ended {run.detail.state}/{run.detail.end_reason}", e2)
@@ -159,14 +186,17 @@ def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
     e = ctx.observe("expansion failed", {"stage": stage.model_dump() if stage else None,
                                          "hits": [(h.chunk_id, h.page, h.expanded) for h in hits],
                                          "normal_expanded": [h.expanded for h in normal.results[0].hits]})
-    ctx.item("failure_recorded", stage is not None and stage.ok is False, "the expand stage reports its error", e)
-    ctx.item("no_fake_expansion", bool(hits) and not any(h.expanded for h in hits), "no hit claims expansion", e)
+    ctx.item("failure_recorded", stage is not None and stage.ok is False, "the expand stage reports its error", e,
+             seen={"expand_stage": (stage.ok, stage.error) if stage else None})
+    ctx.item("no_fake_expansion", bool(hits) and not any(h.expanded for h in hits), "no hit claims expansion", e,
+             seen={"hits": len(hits), "claiming_expansion": sum(bool(h.expanded) for h in hits)})
     from rig.pdftext import page_texts, squash
 
     pages = page_texts(ctx.fixture_path(paper_id="P32"))
     correct = [h for h in hits if h.doc_id == scope[0] and h.page and squash(h.text) in squash(pages[h.page - 1])]
     e2 = ctx.observe("original chunks on their true pages (rig's reading)", {"correct": len(correct), "all": len(hits)})
-    ctx.item("source_correct", bool(hits) and len(correct) == len(hits), "each chunk is verbatim on its page", e2)
+    ctx.item("source_correct", bool(hits) and len(correct) == len(hits), "each chunk is verbatim on its page", e2,
+             seen={"verbatim_on_page": f"{len(correct)}/{len(hits)}"})
 
 
 @case(16, "可靠性-16-1", codes=("T8", "T11"))

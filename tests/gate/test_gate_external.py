@@ -101,3 +101,32 @@ def test_bad_invocations_explain_themselves(tmp_path: Path) -> None:
         assert proc.returncode == 2 and needle in proc.stderr, (args, proc.stderr)
 
 
+
+
+def test_case_34_reads_an_external_targets_spans_where_it_was_told_to_send_them(tmp_path: Path) -> None:
+    from rig.load.procs import free_port
+
+    listen = f"127.0.0.1:{free_port()}"
+    target = EmbeddedWorkbench(tmp_path / "told", extra_args=["--otlp-endpoint", f"http://{listen}"])
+    target.start()
+    target.add_account("ext-a", SECRETS["RIG_T_PW_A"])
+    target.add_account("ext-b", SECRETS["RIG_T_PW_B"])
+    with target:
+        config = _config(tmp_path, target.url, chaos=False)
+        told = run_gate(GateOptions(target=target.url, config=config, cases=[34], out=tmp_path / "told-run",
+                                    otlp_listen=listen))
+    items = {i.name: i for i in told.data.cases[0].items}
+    assert items["run_trace_span_linked"].verdict == Verdict.PASS, items["run_trace_span_linked"].reason
+    assert told.data.cases[0].verdict == Verdict.PASS
+
+
+def test_case_34_is_not_fail_when_nobody_told_the_target_where_to_send_spans(tmp_path: Path) -> None:
+    with _target(tmp_path, chaos=False) as target:
+        config = _config(tmp_path, target.url, chaos=False)
+        silent = run_gate(GateOptions(target=target.url, config=config, cases=[34], out=tmp_path / "run"))
+    case = silent.data.cases[0]
+    items = {i.name: i for i in case.items}
+    linked = items["run_trace_span_linked"]
+    assert linked.verdict == Verdict.U and "no span from the target reached" in linked.reason, linked
+    assert "--otlp-listen" in linked.reason
+    assert case.verdict != Verdict.FAIL

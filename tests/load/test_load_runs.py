@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -13,6 +16,7 @@ from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
 from rig.load.summary import LoadSummary
 from rig.promtext import sample_value
+from rig.target.embedded import EmbeddedWorkbench
 from rig.waiting import wait_until
 from tests.schema_check import assert_valid
 
@@ -134,3 +138,45 @@ def test_load_thresholds_decide_like_the_gate(tmp_path: Path) -> None:
     assert decide_gate([], slow, observed).exit_code == 1
     elsewhere = Policy(thresholds=["T4.p95 < 3s at 50 users"])  # type: ignore[list-item]
     assert decide_gate([], elsewhere, observed).exit_code == 2, "no measurement at 50 users: undecided"
+
+
+def _external(tmp_path: Path, passwords: dict[str, str]) -> tuple[list[str], dict[str, str], EmbeddedWorkbench]:
+    """A workbench started apart from the rig, and a `rig load --target` command line with these passwords."""
+    target = EmbeddedWorkbench(tmp_path / "wb")
+    target.start()
+    accounts = target.add_accounts({"load-a": "right-password-a", "load-b": "right-password-b"})
+    (tmp_path / "rig.yaml").write_text(
+        f"target: {{url: {target.url}}}\naccounts:\n"
+        + "".join(f"  {k[-1]}: {{username: {k}, password_env: RIG_TEST_PW_{k[-1].upper()}}}\n" for k in accounts),
+        encoding="utf-8")
+    env = {**os.environ, **{f"RIG_TEST_PW_{k[-1].upper()}": v for k, v in passwords.items()}}
+    cmd = [sys.executable, "-m", "rig.cli", "load", "--target", target.url, "--config", str(tmp_path / "rig.yaml"),
+           "--users", "2", "--spawn-rate", "2", "--duration", "6", "--out", str(tmp_path / "run")]
+    return cmd, env, target
+
+
+def test_a_wrong_password_is_never_green_and_names_the_failed_login(tmp_path: Path) -> None:
+    cmd, env, target = _external(tmp_path, {"load-a": "right-password-a", "load-b": "wrong"})
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        target.stop()
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out[-3000:]
+    assert "login(s) failed (setup:load-b)" in " ".join(out.split()), out[-3000:]
+    summary = LoadSummary.model_validate_json((tmp_path / "run" / "load.json").read_text())
+    assert summary.login_failures == 1 and summary.errors_by_reason.get("login_failed:setup:load-b") == 1
+    assert summary.error_ratio > 0, "a failed login counts in the error ratio"
+    assert summary.completed_runs > 0, "the account that logged in still ran"
+
+
+def test_a_load_run_where_every_login_fails_stops_with_the_cause(tmp_path: Path) -> None:
+    cmd, env, target = _external(tmp_path, {"load-a": "wrong", "load-b": "wrong"})
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        target.stop()
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 2, out[-3000:]
+    assert "every login failed" in out and "load-a: 401" in out and "load-b: 401" in out, out[-3000:]
+    assert "wrong" not in out.replace("wrong password", ""), "no password in the output"

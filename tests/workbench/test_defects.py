@@ -273,6 +273,75 @@ def _(wb: LiveWorkbench) -> bool:
     return asked.detail.trace_complete is False
 
 
+@probe("unauth_run_events")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    return status(lambda: list(wb.adapter.events(None, asked.run_id))) == 401
+
+
+@probe("merged_results_swapped")
+def _(wb: LiveWorkbench) -> bool:
+    queries = ["buyer protection badge", "warranty dealer"]
+    merged = wb.adapter.search(wb.auth_a, wb.corpus.project_id, queries)
+    alone = [wb.adapter.search(wb.auth_a, wb.corpus.project_id, [q]).results[0] for q in queries]
+    return [[h.chunk_id for h in r.hits] for r in merged.results] == [[h.chunk_id for h in r.hits] for r in alone]
+
+
+@probe("tool_card_masks_error")
+def _(wb: LiveWorkbench) -> bool:
+    from rig.adapters.models import ToolResultEvent
+
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "internal_search", "mode": "error", "times": 1})
+        asked = ask(wb, ["P32"], "2.9%指什么？")
+    cards = {e.tool_call_id: e.ok for e in asked.events if isinstance(e, ToolResultEvent)}
+    return bool(asked.detail.tool_calls) and all(cards.get(c.tool_call_id) == c.ok for c in asked.detail.tool_calls)
+
+
+@probe("export_all_branches")
+def _(wb: LiveWorkbench) -> bool:
+    first = ask(wb, ["P32"], "2.9%指什么？")
+    original = next(m for m in wb.adapter.session(wb.auth_a, first.session_id).messages if m.role == "assistant")
+    regen = wb.adapter.regenerate(wb.auth_a, original.message_id)
+    list(wb.adapter.events(wb.auth_a, regen.run_id))
+    exported = json.loads(wb.adapter.export(wb.auth_a, first.session_id, "json").text)
+    return original.message_id not in {m["message_id"] for m in exported["messages"]}
+
+
+@probe("export_leaks_api_key")
+def _(wb: LiveWorkbench) -> bool:
+    before = wb.adapter.model_config(wb.auth_a)
+    secret = "sk-probe-export-0123456789"
+    wb.adapter.set_model_config(wb.auth_a, "local", "local-extractive", api_key=secret)
+    try:
+        asked = ask(wb, ["P32"], "2.9%指什么？")
+        texts = [wb.adapter.export(wb.auth_a, asked.session_id, fmt).text for fmt in ("md", "json")]
+    finally:
+        wb.adapter.set_model_config(wb.auth_a, before.provider, before.model)
+    return not any(secret in t for t in texts)
+
+
+@probe("run_record_null_state")
+def _(wb: LiveWorkbench) -> bool:
+    from pydantic import ValidationError
+
+    try:
+        ask(wb, ["P32"], "2.9%指什么？")
+    except ValidationError:
+        return False
+    return True
+
+
+@probe("search_down_after_corrupt")
+def _(wb: LiveWorkbench) -> bool:
+    project = wb.adapter.create_project(wb.auth_a, "probe: a corrupt upload")  # apart from the shared corpus
+    corrupt = wb.target.data_dir.parent / "probe-corrupt.pdf"
+    corrupt.write_bytes(b"%PDF-1.4 not really a pdf")
+    doc = wb.adapter.upload(wb.auth_a, project, corrupt)
+    wb.adapter.wait_documents(wb.auth_a, project, {doc.doc_id})
+    return status(lambda: wb.adapter.search(wb.auth_a, project, ["2.9%"])) == 200
+
+
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
 

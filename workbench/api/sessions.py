@@ -15,6 +15,7 @@ from workbench.db import dumps, loads
 from workbench.errors import ApiError, not_found
 from workbench.exporting import export_json, export_markdown
 from workbench.ids import new_id
+from workbench.modelconfig import user_config
 from workbench.runstart import new_branch_id, start_run
 from workbench.schemas import MessageIn, SessionIn, SessionPatch
 from workbench.services import Services
@@ -162,12 +163,21 @@ async def export(session_id: str, request: Request, format: str = "md",
     if format not in ("md", "json"):
         raise ApiError(400, "unsupported_format", "export formats are md and json", {"supported": ["md", "json"]})
     path = [dict(m) for m in branch_path(svc, session_id, s["current_leaf"])]
+    if "export_all_branches" in svc.defects:
+        path = [dict(m) for m in svc.db.all("SELECT * FROM messages WHERE session_id=? ORDER BY seq", session_id)]
     if "export_other_session" in svc.defects:
         others = svc.db.all("SELECT m.* FROM messages m JOIN sessions x ON x.session_id=m.session_id "
                             "WHERE x.user_id=? AND m.session_id<>? ORDER BY m.seq", s["user_id"], session_id)
         path += [dict(m) for m in others]
+    leak = user_config(svc, s["user_id"]).public(leak_key=True) if "export_leaks_api_key" in svc.defects else None
     if format == "json":
-        return JSONResponse(export_json(svc, dict(s), path))
-    return PlainTextResponse(export_markdown(svc, dict(s), path), media_type="text/markdown; charset=utf-8")
+        data = export_json(svc, dict(s), path)
+        if leak:
+            data["model_config"] = leak
+        return JSONResponse(data)
+    text = export_markdown(svc, dict(s), path)
+    if leak:
+        text += f"\n## Model\n\n{leak}\n"
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
 
 

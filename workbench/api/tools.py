@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 
 from workbench.access import require_project
 from workbench.auth import User, current_user, services
+from workbench.errors import ApiError
 from workbench.schemas import SearchIn
 from workbench.search import internal_search
 
@@ -18,6 +19,9 @@ router = APIRouter(prefix="/api/v1")
 async def search(body: SearchIn, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
     svc = services(request)
     require_project(svc.db, user.user_id, body.project_id)
+    if "search_down_after_corrupt" in svc.defects and svc.db.one(
+            "SELECT 1 FROM documents WHERE project_id=? AND status='failed'", body.project_id):
+        raise ApiError(503, "search_unavailable", "the index is being rebuilt after a failed document")
     history = [h.model_dump() for h in body.history] if body.history else None
     outcome = await internal_search(svc, user_id=user.user_id, project_id=body.project_id, queries=body.queries,
                                     scope=body.scope, history=history)
