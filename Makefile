@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test peers test-peers lint clean
+.PHONY: setup system demo test peers test-peers stress lint clean
 
 setup: system $(STAMP)
 
@@ -29,6 +29,10 @@ peers: setup
 
 test-peers: peers
 	$(BIN)/python -m pytest -m peer tests/peers
+
+# The rig beside a bounded CPU hog on every core: 5 demos and a 5-times repeated gate with browsers (~40 min).
+stress: setup
+	$(BIN)/python scripts/stress.py --demo 5 --gate-repeat 5 --out reports/stress
 
 lint: setup
 	$(BIN)/ruff check rig workbench scenarios chaos tests bench

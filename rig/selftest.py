@@ -26,7 +26,10 @@ GUARDS: dict[str, list[int]] = {
     "export_other_session": [33], "truncate_long_input": [36], "model_fallback_silent": [37],
     "api_key_leak": [38], "trace_incomplete_unmarked": [35], "unauth_run_events": [2], "merged_results_swapped": [13],
     "tool_card_masks_error": [14], "export_all_branches": [33], "export_leaks_api_key": [38],
-    "run_record_null_state": [1], "search_down_after_corrupt": [9],
+    "run_record_null_state": [1], "search_down_after_corrupt": [9], "hit_page_shift": [7],
+    "attachment_unreadable_kept": [11], "expand_error_hidden": [15], "resume_searches_again": [23],
+    "resume_without_checkpoint_restarts": [25], "trace_id_unlinked": [34], "relogin_drops_citations": [17],
+    "stop_waits_for_stage": [21],
 }
 # One defect per reliability module: the subset CI runs.
 REPRESENTATIVE = ["logout_keeps_token", "silent_parse_failure", "fake_tool_success", "branch_mixing",

@@ -36,6 +36,14 @@ DEFECTS: dict[str, str] = {
     "export_leaks_api_key": "a session export carries the account's model config with its API key in plain text",
     "run_record_null_state": "a finished run's record answers state null, which the protocol does not allow",
     "search_down_after_corrupt": "the search tool answers 503 in a project that holds a document that failed to parse",
+    "hit_page_shift": "search hits name the page after the one their text is on",
+    "attachment_unreadable_kept": "an attachment the user may not read stays in the effective scope",
+    "expand_error_hidden": "a failed expansion stage is recorded as ok",
+    "resume_searches_again": "resuming from a valid checkpoint drops its evidence and searches again",
+    "resume_without_checkpoint_restarts": "resuming a run without a checkpoint silently starts it over",
+    "trace_id_unlinked": "run records carry a trace id that no span of the run belongs to",
+    "relogin_drops_citations": "after a new login, earlier answers of a session are listed without their citations",
+    "stop_waits_for_stage": "a stop during a retrieval stage waits for the stage to run to its end",
     "merged_results_swapped": "with several queries in one call, the second query's result carries the first's hits",
 }
 

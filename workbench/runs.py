@@ -128,6 +128,20 @@ class RunManager:
             self.emit(run, "error", {"state": "stopped", "reason": "user_stop"})
             self.save(run)
             return
+        if "stop_waits_for_stage" in self.svc.defects and self._in_stage(run):
+            asyncio.get_running_loop().create_task(self._stop_after_stage(run, reason))
+            return
+        run.stop_reason = reason
+        if run.task is not None:
+            run.task.cancel()
+
+    @staticmethod
+    def _in_stage(run: LiveRun) -> bool:
+        return any(s.get("ended_at_ms") is None for s in run.detail.get("stages", []))
+
+    async def _stop_after_stage(self, run: LiveRun, reason: str) -> None:
+        while self._in_stage(run):  # the seeded defect: the stage runs to its end before the stop lands
+            await asyncio.sleep(0.02)
         run.stop_reason = reason
         if run.task is not None:
             run.task.cancel()

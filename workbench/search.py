@@ -126,6 +126,8 @@ async def internal_search(
         return outcome
     if fault is not None and fault.spec.mode == "empty":
         hits_by_query = [[] for _ in queries]
+    if "hit_page_shift" in svc.defects:
+        hits_by_query = [[{**h, "page": h["page"] + 1} if h.get("page") else h for h in hits] for hits in hits_by_query]
     if fault is not None and fault.spec.mode == "repeat_same":
         fault.memo["results"] = hits_by_query[0]
     routed = list(ids)
@@ -169,7 +171,8 @@ async def _execute(svc: Services, outcome: SearchOutcome, queries: list[str], hi
                     if s.chunk.chunk_id not in expansions:
                         expansions[s.chunk.chunk_id] = _expand(svc, s)
         except InjectedFault as exc:
-            rec["error"] = exc.code
+            if "expand_error_hidden" not in svc.defects:
+                rec["error"] = exc.code
             expansions = {}
     by_query: list[list[dict[str, Any]]] = [[] for _ in queries]
     for group, hits in zip(groups, group_hits, strict=True):

@@ -58,7 +58,7 @@ def _tour(conn: Connection, corpus_dir: Path, manifest: CorpusManifest, question
     target, adapter = conn.embedded, conn.adapter
     assert target is not None
     console.print(f"[bold]workbench[/] {adapter.base_url} (pid {target.pid}, data {target.data_dir})")
-    auth = adapter.login(conn.usernames["a"], conn.passwords["a"])
+    auth = conn.login("a")
     project = adapter.create_project(auth, "demo library")
     with progress_bar("uploading", len(manifest.corpus)) as advance:
         loaded = load_corpus(adapter, auth, project, corpus_dir, manifest, progress=lambda n: advance(Path(n).name[:40]))

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from rig.adapters import Adapter, WorkbenchAdapter, load_adapter_class
+from rig.adapters.models import Auth
 from rig.adapters.transport import Transport
 from rig.config import ModelChoices, RigConfig
+from rig.errors import RigError, TargetHTTPError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest, ensure_corpus
 from rig.redact import Redactor
@@ -50,6 +52,16 @@ class Connection:
     ready_path: str = "/readyz"
     options: dict[str, Any] = field(default_factory=dict)  # target.options, for adapters built elsewhere
     model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
+
+    def login(self, key: str) -> Auth:
+        """Log account `key` in; a refusal is a RigError naming the account and where its password comes from."""
+        try:
+            return self.adapter.login(self.usernames[key], self.passwords[key])
+        except TargetHTTPError as exc:
+            raise RigError(f"login of account {key} ({self.usernames[key]}) refused: {exc.status}"
+                           + (f" {exc.code}" if exc.code else ""),
+                           fix=f"check accounts.{key} in rig.yaml: the username, and the password in its "
+                               "password_env variable") from None
 
     def close(self) -> None:
         """Close the adapter, stop the model proxy and the embedded workbench this connection started."""
@@ -167,7 +179,7 @@ def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: Evid
     if conn.embedded is not None:
         store.set_meta("target_pid", conn.embedded.pid)
     adapter = conn.adapter
-    auth = {w: adapter.login(conn.usernames[w], conn.passwords[w]) for w in ("a", "b")}
+    auth = {w: conn.login(w) for w in ("a", "b")}
     redactor.add(*(a.token for a in auth.values()))
     caps = adapter.capabilities()
     manifest.target_url = adapter.base_url

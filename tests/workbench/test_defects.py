@@ -342,6 +342,90 @@ def _(wb: LiveWorkbench) -> bool:
     return status(lambda: wb.adapter.search(wb.auth_a, project, ["2.9%"])) == 200
 
 
+@probe("hit_page_shift")
+def _(wb: LiveWorkbench) -> bool:
+    doc = wb.corpus.doc("P32")
+    hits = wb.adapter.search(wb.auth_a, wb.corpus.project_id, ["2.9%"], [doc]).results[0].hits
+    return bool(hits) and all(h.text[:40] in wb.adapter.page_text(wb.auth_a, doc, h.page or 0).text for h in hits)
+
+
+@probe("attachment_unreadable_kept")
+def _(wb: LiveWorkbench) -> bool:
+    stranger = wb.adapter.create_project(wb.auth_b, "B's own")
+    opened = wb.adapter.open_session(wb.auth_a, wb.corpus.project_id, [wb.corpus.doc("P32")],
+                                     attachments=[f"{stranger}-no-such-doc"])
+    return opened.effective_scope == [wb.corpus.doc("P32")]
+
+
+@probe("expand_error_hidden")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "expand", "mode": "error", "times": 1})
+        result = wb.adapter.search(wb.auth_a, wb.corpus.project_id, ["2.9%"], [wb.corpus.doc("P32")])
+    expand = next(s for s in result.stages if s.name == "expand")
+    return expand.ok is False
+
+
+@probe("resume_searches_again")
+def _(wb: LiveWorkbench) -> bool:
+    _, run_id = _stopped_with_checkpoint(wb)
+    resumed = wb.adapter.resume(wb.auth_a, run_id)
+    list(wb.adapter.events(wb.auth_a, resumed.run_id))
+    return wb.adapter.run(wb.auth_a, resumed.run_id).tool_calls == []
+
+
+@probe("resume_without_checkpoint_restarts")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "encode", "mode": "delay", "delay_ms": 8000, "times": 1})
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if e.event == "tool_call")
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        list(stream)
+        wait_terminal(wb, sub.run_id)
+    try:
+        wb.adapter.resume(wb.auth_a, sub.run_id)
+    except TargetHTTPError as exc:
+        return exc.code == "no_checkpoint"
+    return False
+
+
+@probe("trace_id_unlinked")
+def _(wb: LiveWorkbench) -> bool:
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？", traceparent=f"00-{trace}-00f067aa0ba902b7-01")
+    list(wb.adapter.events(wb.auth_a, sub.run_id))
+    return wb.adapter.run(wb.auth_a, sub.run_id).trace_id == trace  # the run joined the caller's trace
+
+
+@probe("relogin_drops_citations")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    before = [len(m.citations) for m in wb.adapter.session(wb.auth_a, asked.session_id).messages]
+    again = wb.adapter.login(wb.a.username, wb.a.password)
+    return [len(m.citations) for m in wb.adapter.session(again, asked.session_id).messages] == before
+
+
+@probe("stop_waits_for_stage")
+def _(wb: LiveWorkbench) -> bool:
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "encode", "mode": "delay", "delay_ms": 8000, "times": 1})
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if e.event == "tool_call")
+        wait_until(lambda: any(s.name == "encode" and s.ended_at_ms is None
+                               for s in wb.adapter.run(wb.auth_a, sub.run_id).stages), 10.0)
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        list(stream)
+        detail = wait_terminal(wb, sub.run_id)
+    encode = next(s for s in detail.stages if s.name == "encode")
+    return encode.cancelled and (encode.ended_at_ms or 0) - (encode.started_at_ms or 0) < 8000
+
+
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
 

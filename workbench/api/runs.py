@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -74,6 +75,8 @@ async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
     detail = svc.runs.detail(run_id)
     if detail is None:
         raise not_found("run")
+    if "trace_id_unlinked" in svc.defects and detail.get("trace_id"):
+        detail = {**detail, "trace_id": hashlib.sha256(run_id.encode()).hexdigest()[:32]}
     if "run_record_null_state" in svc.defects and detail.get("state") in ("completed", "stopped", "failed"):
         detail = {**detail, "state": None}
     return detail
@@ -102,12 +105,14 @@ async def resume(run_id: str, request: Request, user: User = Depends(current_use
         raise ApiError(409, "not_resumable", f"a run in state {row['state']} cannot be resumed",
                        {"state": row["state"]})
     checkpoint = latest_checkpoint(svc, run_id)
-    if checkpoint is None:
+    if checkpoint is None and "resume_without_checkpoint_restarts" in svc.defects:
+        checkpoint = {"checkpoint_id": None, "parts": {}, "state": None}
+    elif checkpoint is None:
         raise ApiError(409, "no_checkpoint", "the run stopped before its first complete tool cycle; start a new "
                        "question instead", {"checkpoints": []})
     session = require_session(svc.db, user.user_id, row["session_id"])
     current = signature_parts(svc, loads(session["scope"]) or [], user_config(svc, user.user_id).version_tag)
-    reasons = changed_parts(checkpoint["parts"], current)
+    reasons = changed_parts(checkpoint["parts"], current) if checkpoint["parts"] else []
     if reasons and "stale_checkpoint_resumes" not in svc.defects:
         raise ApiError(409, "checkpoint_invalid", "the checkpoint no longer matches; start the question again",
                        {"reasons": reasons, "checkpoint_id": checkpoint["checkpoint_id"],
@@ -115,7 +120,8 @@ async def resume(run_id: str, request: Request, user: User = Depends(current_use
     question = svc.db.one("SELECT * FROM messages WHERE message_id=?", detail["user_message_id"])
     if question is None:
         raise not_found("question")
+    state = None if "resume_searches_again" in svc.defects else checkpoint["state"]
     new = start_run(svc, session, user.user_id, question, detail["branch_id"], resume_from=run_id,
-                    resume_state=checkpoint["state"], traceparent=request.headers.get("traceparent"))
+                    resume_state=state, traceparent=request.headers.get("traceparent"))
     return JSONResponse({"run_id": new["run_id"], "resume_from": run_id,
                          "checkpoint_id": checkpoint["checkpoint_id"]}, status_code=201)

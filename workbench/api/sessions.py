@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from workbench.access import readable_doc_ids, require_message, require_project, require_session
 from workbench.auth import User, current_user, services
-from workbench.clock import stamp
+from workbench.clock import iso, stamp
 from workbench.conversation import branch_path
 from workbench.db import dumps, loads
 from workbench.errors import ApiError, not_found
@@ -18,6 +18,7 @@ from workbench.ids import new_id
 from workbench.modelconfig import user_config
 from workbench.runstart import new_branch_id, start_run
 from workbench.schemas import MessageIn, SessionIn, SessionPatch
+from workbench.security import token_hash
 from workbench.services import Services
 from workbench.text import count_tokens
 from workbench.views import message_view
@@ -37,7 +38,7 @@ def effective_scope(svc: Services, user_id: str, scope: list[str], attachments: 
     effective: list[str] = []
     dropped: list[dict[str, str]] = []
     for doc_id in dict.fromkeys([*scope, *attachments]):
-        if doc_id in readable:
+        if doc_id in readable or ("attachment_unreadable_kept" in svc.defects and doc_id in attachments):
             effective.append(doc_id)
         else:
             dropped.append({"doc_id": doc_id, "reason": "not_found_or_not_readable"})
@@ -76,9 +77,14 @@ async def get_session(session_id: str, request: Request, user: User = Depends(cu
     s = require_session(svc.db, user.user_id, session_id)
     messages = svc.db.all("SELECT * FROM messages WHERE session_id=? ORDER BY seq", session_id)
     summaries = svc.db.all("SELECT * FROM summaries WHERE session_id=? ORDER BY seq", session_id)
+    views = [message_view(svc.db, m) for m in messages]
+    if "relogin_drops_citations" in svc.defects:  # messages older than the caller's login lose their citations
+        token = svc.db.one("SELECT created_ms FROM tokens WHERE token_hash=?", token_hash(user.token))
+        since = iso(token["created_ms"]) if token else None
+        views = [{**v, "citations": []} if since and v["created_at"] < since else v for v in views]
     return {"session_id": session_id, "project_id": s["project_id"], "scope": loads(s["scope"]),
             "attachments": loads(s["attachments"]), "current_leaf": s["current_leaf"], "created_at": s["created_at"],
-            "messages": [message_view(svc.db, m) for m in messages],
+            "messages": views,
             "summaries": [{"summary_id": r["summary_id"], "branch_id": r["branch_id"],
                            "covers_until_message_id": r["covers_until_message_id"], "text": r["text"],
                            "created_at": r["created_at"]} for r in summaries]}
