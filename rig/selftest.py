@@ -21,7 +21,7 @@ GUARDS: dict[str, list[int]] = {
     "silent_parse_failure": [6, 8], "scope_leak": [10, 13], "tool_result_misrouted": [12, 13],
     "fake_tool_success": [14], "empty_answer_completed": [16], "stop_not_propagated": [20],
     "disconnect_cancels": [22], "stale_checkpoint_resumes": [24], "restart_marks_user_stop": [26],
-    "summary_drops_originals": [19], "branch_mixing": [18], "citation_page_shift": [27, 30],
+    "summary_drops_originals": [19], "branch_mixing": [18], "citation_page_shift": [27, 28, 30],
     "duplicate_quote_highlighted": [29], "stale_highlight_cache": [31], "removed_source_returns": [32],
     "export_other_session": [33], "truncate_long_input": [36], "model_fallback_silent": [37],
     "api_key_leak": [38], "trace_incomplete_unmarked": [35], "unauth_run_events": [2], "merged_results_swapped": [13],
