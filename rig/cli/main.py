@@ -10,6 +10,7 @@ from rig import plugins
 from rig.cli import (
     ask_cmd,
     browser_cmd,
+    compare_cmd,
     demo_cmd,
     fixtures_cmd,
     gate_cmd,
@@ -32,6 +33,7 @@ app.command("selftest")(gate_cmd.selftest)
 app.command("load")(load_cmd.load)
 app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
+app.command("compare")(compare_cmd.compare)
 app.add_typer(langfuse_cmd.app, name="langfuse")
 for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
     try:

@@ -1,0 +1,53 @@
+"""`rig compare BASE NEW`: did the new run regress against the base run, with statistics that hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from rig.cli.console import console, fail
+from rig.errors import RigError
+
+
+def compare(
+    base: Annotated[Path, typer.Argument(help="The base run directory (gate, load, quality or demo).")],
+    new: Annotated[Path, typer.Argument(help="The new run directory, of the same kind.")],
+    out: Annotated[Path | None, typer.Option(help="Where compare.{html,md,json} go (default: NEW/compare).")] = None,
+    alpha: Annotated[float, typer.Option(help="Two-sided level: a shift is real when its (1-α) interval excludes 0.")]
+    = 0.05,
+    min_rel: Annotated[float, typer.Option(help="Smallest shift that matters, relative to the base value.")] = 0.10,
+    min_ms: Annotated[float, typer.Option(help="Smallest shift that matters for time codes, in ms.")] = 50.0,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (a comparison is reproducible).")] = 0,
+) -> None:
+    """Compare two runs: comparability first, then verdict changes, T-code shifts with bootstrap intervals,
+    error and end-reason rates, tokens and cost, and throughput at equal offered load.
+
+    Exit 0 no regression, 1 regressed (a verdict got worse, or a T-code or rate regressed), 2 not comparable
+    (different kind, eval set or corpus) or unreadable.
+    """
+    from rig.compare.model import CompareSettings
+    from rig.compare.report import write_reports
+    from rig.compare.runs import compare_dirs
+
+    settings = CompareSettings(alpha=alpha, min_rel=min_rel, min_abs_ms=min_ms, seed=seed)
+    try:
+        result = compare_dirs(base, new, settings)
+    except RigError as exc:
+        raise fail(exc) from None
+    paths = write_reports(result, out or new / "compare")
+    for part in result.parts:
+        table = Table("T-code", "source", "n", *[f"{s} base→new (call)" for s in ("p50", "p95", "p99")],
+                      title=f"{part.part}: T-codes")
+        for t in part.tcodes:
+            table.add_row(t.code, t.source, f"{t.n_base}/{t.n_new}", *[
+                f"{s.base or 0:.0f}→{s.new or 0:.0f} ({s.call})" if s.base is not None else s.call for s in t.shifts])
+        console.print(table)
+        for v in part.verdict_changes:
+            console.print(f"  {v.case}{' / ' + v.item if v.item else ''}: {v.base} → {v.new}"
+                          + (" [red](worse)[/]" if v.worse else ""))
+    console.print(f"decision: [bold]{result.decision}[/] — " + "; ".join(result.reasons[:6]))
+    console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
+    raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])

@@ -1,0 +1,171 @@
+"""`compare.html` and `compare.md`: the comparability table first, then the verdict changes, then each T-code
+with both runs' distributions on one axis (ECDF, inline SVG) and the flagged shifts marked."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from rig.compare.model import CompareResult, Comparison, TCodeComparison
+from rig.compare.runs import read_measures, samples
+
+_COLORS = {"base": "#8a8f98", "new": "#1f6feb"}
+_CALL_STYLE = {"regressed": "color:#b42318;font-weight:600", "improved": "color:#067647;font-weight:600",
+               "no evidence": "color:#444", "not enough samples": "color:#999"}
+
+
+def write_reports(result: CompareResult, out: Path) -> list[Path]:
+    """compare.json, compare.md and compare.html into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "compare.json", out / "compare.md", out / "compare.html"]
+    paths[0].write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    paths[1].write_text(markdown(result), encoding="utf-8")
+    paths[2].write_text(page(result), encoding="utf-8")
+    return paths
+
+
+def markdown(result: CompareResult) -> str:
+    lines = [f"# Compare: {result.decision}", "", f"- base: `{result.base}`", f"- new: `{result.new}`",
+             f"- α = {result.settings.alpha}, minimum effect = max({result.settings.min_rel:.0%} of the base, "
+             f"{result.settings.min_abs_ms:.0f} ms), bootstrap {result.settings.resamples}× (seed {result.settings.seed})",
+             "", *[f"- {r}" for r in result.reasons], ""]
+    for part in result.parts:
+        lines += [f"## {part.part}", "", "| setting | base | new | |", "|---|---|---|---|"]
+        lines += [f"| {d.field} | {_cell(d.base)} | {_cell(d.new)} | {'**not comparable**' if d.blocking else ''} |"
+                  for d in part.differences] or ["| (none differ) | | | |"]
+        lines += ["", "| case / item | base | new | new reason |", "|---|---|---|---|"]
+        lines += [f"| {v.case}{' / ' + v.item if v.item else ''} | {v.base} | {v.new}{' ⚠' if v.worse else ''} | "
+                  f"{_cell(v.new_reason)} |" for v in part.verdict_changes] or ["| (no verdict changed) | | | |"]
+        lines += ["", "| T-code | source | n | stat | base | new | shift [interval] | call |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for t in part.tcodes + part.tokens_and_cost:
+            for s in t.shifts:
+                interval = f"{s.delta:+.1f} [{s.low:+.1f}, {s.high:+.1f}]" if s.delta is not None else "—"
+                lines.append(f"| {t.code} | {t.source} | {t.n_base}/{t.n_new} | {s.stat} | {_n(s.base)} | {_n(s.new)} | "
+                             f"{interval} | {s.call} |")
+        lines += ["", "| rate | base | new | p | call |", "|---|---|---|---|---|"]
+        lines += [f"| {r.name} | {r.base}/{r.base_runs} | {r.new}/{r.new_runs} | "
+                  f"{'—' if r.p_value is None else f'{r.p_value:.3g}'} | {r.call} |" for r in part.rates]
+        if part.throughput:
+            lines += ["", f"Throughput: {part.throughput}"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def page(result: CompareResult) -> str:
+    esc = html.escape
+    body = [f"<h1>Compare: <span style='{_decision_style(result.decision)}'>{esc(result.decision)}</span></h1>",
+            f"<p>base <code>{esc(result.base)}</code><br>new <code>{esc(result.new)}</code></p>",
+            f"<p class=small>α = {result.settings.alpha}; a shift counts when its {1 - result.settings.alpha:.0%} "
+            f"bootstrap interval excludes 0 and it is at least max({result.settings.min_rel:.0%} of the base, "
+            f"{result.settings.min_abs_ms:.0f} ms); too few samples say so.</p>",
+            "<ul>" + "".join(f"<li>{esc(r)}</li>" for r in result.reasons) + "</ul>"]
+    for part in result.parts:
+        body.append(f"<h2>{esc(part.part)}</h2>")
+        body.append(_table(["setting", "base", "new", ""],
+                           [[d.field, _cell(d.base), _cell(d.new), "not comparable" if d.blocking else ""]
+                            for d in part.differences] or [["(no setting differs)", "", "", ""]]))
+        body.append("<h3>Verdict changes</h3>")
+        body.append(_table(["case / item", "base", "new", "base reason", "new reason"],
+                           [[f"{v.case}{' / ' + v.item if v.item else ''}", v.base or "—",
+                             f"{v.new or '—'}{' ⚠' if v.worse else ''}", v.base_reason[:160], v.new_reason[:160]]
+                            for v in part.verdict_changes] or [["(no verdict changed)", "", "", "", ""]]))
+        body.append("<h3>T-codes</h3><div class=grid>")
+        drawn = _samples_of(part)
+        for t in part.tcodes:
+            body.append(_tcode_block(t, drawn.get((t.code, t.source), ([], []))))
+        body.append("</div>")
+        if part.tokens_and_cost:
+            body.append("<h3>Tokens and cost per run</h3>")
+            body.append(_table(["code", "source", "n", "base p50", "new p50", "call"],
+                               [[t.code, t.source, f"{t.n_base}/{t.n_new}", _n(t.shifts[0].base),
+                                 _n(t.shifts[0].new), t.shifts[0].call] for t in part.tokens_and_cost]))
+        body.append("<h3>Error and end-reason rates</h3>")
+        body.append(_table(["rate", "base", "new", "p (two-proportion)", "call"],
+                           [[r.name, f"{r.base}/{r.base_runs}", f"{r.new}/{r.new_runs}",
+                             "—" if r.p_value is None else f"{r.p_value:.3g}", r.call] for r in part.rates]))
+        if part.throughput:
+            tp = part.throughput
+            body.append(f"<p>Throughput: {tp.get('base_rps')} → {tp.get('new_rps')} runs/s"
+                        + ("" if tp.get("comparable") else f" — not comparable: {esc(str(tp.get('why')))}") + "</p>")
+    style = ("body{font:14px system-ui,sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;"
+             "margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+             ".grid{display:flex;flex-wrap:wrap;gap:12px}.card{border:1px solid #e5e5e5;padding:8px;width:380px}"
+             ".small{color:#555;font-size:12px}code{font-size:12px}")
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>rig compare</title><style>{style}</style></head>"
+            f"<body>{''.join(body)}</body></html>\n")
+
+
+def _samples_of(part: Comparison) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    sb, sn = samples(read_measures(Path(part.base_dir))), samples(read_measures(Path(part.new_dir)))
+    return {k: (sb.get(k, []), sn.get(k, [])) for k in set(sb) | set(sn)}
+
+
+def _tcode_block(t: TCodeComparison, drawn: tuple[list[float], list[float]]) -> str:
+    rows = "".join(f"<tr><td>{s.stat}</td><td>{_n(s.base)}</td><td>{_n(s.new)}</td><td>"
+                   + (f"{s.delta:+.1f} [{s.low:+.1f}, {s.high:+.1f}]" if s.delta is not None else "—")
+                   + f"</td><td style='{_CALL_STYLE[s.call]}'>{s.call}</td></tr>" for s in t.shifts)
+    flagged = [s for s in t.shifts if s.call in ("regressed", "improved")]
+    return (f"<div class=card><b>{t.code}</b> {html.escape(t.source)} <span class=small>n {t.n_base} → {t.n_new}; "
+            f"Cliff's δ {t.cliffs_delta if t.cliffs_delta is not None else '—'}</span>"
+            f"{_ecdf(*drawn, marks=[(s.stat, s.base, s.new) for s in flagged])}"
+            f"<table><tr><th>stat</th><th>base</th><th>new</th><th>shift [interval] ms</th><th>call</th></tr>{rows}"
+            "</table></div>")
+
+
+def _ecdf(base: list[float], new: list[float], marks: list[tuple[str, float | None, float | None]],
+          width: int = 360, height: int = 150) -> str:
+    """Both runs' empirical CDFs on one axis; flagged percentiles marked with a line from base to new."""
+    values = base + new
+    if not values:
+        return "<p class=small>no samples</p>"
+    lo, hi = 0.0, max(values) * 1.05 or 1.0
+    pad = 28
+
+    def x(v: float) -> float:
+        return pad + (v - lo) / (hi - lo) * (width - pad - 8)
+
+    def y(p: float) -> float:
+        return height - pad + 6 - p * (height - pad - 4)
+
+    parts = [f"<svg width={width} height={height} role=img aria-label='ECDF of both runs'>",
+             f"<line x1={pad} y1={y(0)} x2={width - 8} y2={y(0)} stroke='#ccc'/>",
+             f"<text x={pad} y={height - 4} font-size=10>0</text>"
+             f"<text x={width - 60} y={height - 4} font-size=10>{hi:.0f} ms</text>"]
+    for name, data in (("base", base), ("new", new)):
+        if not data:
+            continue
+        ordered = sorted(data)
+        points = [f"{x(ordered[0]):.1f},{y(0):.1f}"]
+        for i, v in enumerate(ordered, 1):
+            points += [f"{x(v):.1f},{y((i - 1) / len(ordered)):.1f}", f"{x(v):.1f},{y(i / len(ordered)):.1f}"]
+        parts.append(f"<polyline fill=none stroke='{_COLORS[name]}' stroke-width=1.6 points='{' '.join(points)}'/>")
+    for stat, b, n in marks:
+        if b is None or n is None:
+            continue
+        p = float(stat[1:]) / 100
+        parts.append(f"<line x1={x(b):.1f} y1={y(p):.1f} x2={x(n):.1f} y2={y(p):.1f} stroke='#b42318' "
+                     f"stroke-width=2/><text x={x(n) + 3:.1f} y={y(p) - 3:.1f} font-size=10 "
+                     f"fill='#b42318'>{stat}</text>")
+    parts.append(f"<text x={pad + 4} y=12 font-size=10 fill='{_COLORS['base']}'>base</text>"
+                 f"<text x={pad + 40} y=12 font-size=10 fill='{_COLORS['new']}'>new</text></svg>")
+    return "".join(parts)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    esc = html.escape
+    return ("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>"
+            + "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
+
+
+def _decision_style(decision: str) -> str:
+    return {"regressed": "color:#b42318", "no regression": "color:#067647"}.get(decision, "color:#b54708")
+
+
+def _cell(value: object) -> str:
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _n(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"

@@ -1,0 +1,268 @@
+"""Comparing two run directories: are they comparable, what verdicts changed, which T-codes and rates moved.
+
+Everything is re-read from each run's own files (`manifest.json`, `results.json`, `load.json`, the
+evidence store), so a comparison can be made of any two runs kept on disk, however old.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rig.compare.model import (
+    CompareResult,
+    CompareSettings,
+    Comparison,
+    Difference,
+    RateComparison,
+    TCodeComparison,
+    VerdictChange,
+)
+from rig.compare.stats import call_shift, cliffs_delta, two_proportions
+from rig.errors import ConfigError
+from rig.evidence import EvidenceStore, Measure
+from rig.measure.aggregate import counts_for_headline, run_ends
+from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
+from rig.runmanifest import RunManifest, read_manifest
+
+PARTS = ("gate", "load", "quality")
+STATS = ("p50", "p95", "p99")
+# Settings that make two runs incomparable, and those only listed (a new target version is the point).
+BLOCKING = ("kind", "eval_set_sha256", "corpus_digest")
+LISTED = ("target_version", "target_url", "adapter", "policy", "defects", "chaos_schedule", "machine")
+
+
+def compare_dirs(base: Path, new: Path, settings: CompareSettings | None = None) -> CompareResult:
+    """Compare two run directories of the same kind (gate, load, quality, or a pre-release run's parts)."""
+    settings = settings or CompareSettings()
+    pairs = _parts(base, new)
+    parts = [compare_part(name, b, n, settings) for name, b, n in pairs]
+    blocking = [f"{p.part}: {d.field} differs ({_short(d.base)} → {_short(d.new)})" for p in parts
+                for d in p.differences if d.blocking]
+    if blocking:
+        return CompareResult(base=str(base), new=str(new), settings=settings, decision="not comparable",
+                             reasons=blocking, parts=parts)
+    reasons = regressions(parts)
+    return CompareResult(base=str(base), new=str(new), settings=settings,
+                         decision="regressed" if reasons else "no regression",
+                         reasons=reasons or ["no verdict got worse, no T-code or rate regressed"], parts=parts)
+
+
+def regressions(parts: list[Comparison]) -> list[str]:
+    """Every finding that makes the new run worse than the base, in words."""
+    out: list[str] = []
+    for p in parts:
+        out += [f"{p.part}: {v.case}{'/' + v.item if v.item else ''} {v.base} → {v.new} ({v.new_reason[:120]})"
+                for v in p.verdict_changes if v.worse]
+        for t in p.tcodes + p.tokens_and_cost:
+            out += [f"{p.part}: {t.code} ({t.source}) {s.stat} {_num(s.base)} → {_num(s.new)} {t.unit} regressed "
+                    f"({s.why})" for s in t.shifts if s.call == "regressed"]
+        out += [f"{p.part}: {r.name} {r.base}/{r.base_runs} → {r.new}/{r.new_runs} regressed (p={r.p_value:.3g})"
+                for r in p.rates if r.call == "regressed" and r.p_value is not None]
+    return out
+
+
+def compare_part(name: str, base: Path, new: Path, settings: CompareSettings) -> Comparison:
+    mb, mn = _manifest(base), _manifest(new)
+    out = Comparison(part=name, base_dir=str(base), new_dir=str(new), kind=mn.kind)
+    out.differences = differences(mb, mn, base, new)
+    if any(d.blocking for d in out.differences):
+        return out
+    out.verdict_changes = verdict_changes(base, new)
+    sb, sn = read_measures(base), read_measures(new)
+    out.tcodes = tcode_shifts(sb, sn, settings)
+    out.tokens_and_cost = usage_shifts(sb, sn, settings)
+    out.rates = rate_changes(sb, sn, settings)
+    out.throughput = throughput(base, new, mb, mn)
+    return out
+
+
+def differences(mb: RunManifest, mn: RunManifest, base: Path, new: Path) -> list[Difference]:
+    """Settings that differ, the blocking ones first (kind, eval set, corpus), then load shape and the rest."""
+    out = [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f), blocking=True)
+           for f in BLOCKING if getattr(mb, f) != getattr(mn, f)]
+    pb, pn = _plan(base), _plan(new)
+    for key in ("users", "arrival", "rate_per_s", "duration_s", "workers"):
+        if pb.get(key) != pn.get(key):
+            out.append(Difference(field=f"load.{key}", base=pb.get(key), new=pn.get(key)))
+    out += [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f)) for f in LISTED
+            if getattr(mb, f) != getattr(mn, f)]
+    return out
+
+
+def verdict_changes(base: Path, new: Path) -> list[VerdictChange]:
+    """Case and item verdicts that differ between two results.json files (cases present in either)."""
+    rb, rn = _results(base), _results(new)
+    out: list[VerdictChange] = []
+    for key in dict.fromkeys([*rb, *rn]):
+        cb, cn = rb.get(key), rn.get(key)
+        vb, vn = (cb or {}).get("verdict"), (cn or {}).get("verdict")
+        if vb != vn:
+            out.append(VerdictChange(case=key, base=vb, new=vn, base_reason=(cb or {}).get("reason", ""),
+                                     new_reason=(cn or {}).get("reason", ""), worse=_worse(vb, vn)))
+        ib = {i["name"]: i for i in (cb or {}).get("items", [])}
+        inn = {i["name"]: i for i in (cn or {}).get("items", [])}
+        for item in dict.fromkeys([*ib, *inn]):
+            xb, xn = (ib.get(item) or {}).get("verdict"), (inn.get(item) or {}).get("verdict")
+            if xb != xn:
+                out.append(VerdictChange(case=key, item=item, base=xb, new=xn,
+                                         base_reason=(ib.get(item) or {}).get("reason", ""),
+                                         new_reason=(inn.get(item) or {}).get("reason", ""), worse=_worse(xb, xn)))
+    return out
+
+
+def samples(measures: list[Measure]) -> dict[tuple[str, str], list[float]]:
+    """Headline samples of each time T-code per source (the rows a threshold on the code reads)."""
+    out: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for m in measures:
+        if is_tcode(m.code) and TCode(m.code) in TIME_CODES and counts_for_headline(m):
+            out[(m.code, m.source)].append(m.value)
+    return out
+
+
+def tcode_shifts(base: list[Measure], new: list[Measure], settings: CompareSettings) -> list[TCodeComparison]:
+    sb, sn = samples(base), samples(new)
+    out = []
+    for key in sorted(set(sb) | set(sn), key=lambda k: (int(k[0][1:]), k[1])):
+        b, n = sb.get(key, []), sn.get(key, [])
+        shifts = [call_shift(stat, b, n, alpha=settings.alpha, min_rel=settings.min_rel,
+                             min_abs=settings.min_abs_ms, resamples=settings.resamples, seed=settings.seed)
+                  for stat in STATS]
+        out.append(TCodeComparison(code=key[0], source=key[1], unit="ms", n_base=len(b), n_new=len(n),
+                                   cliffs_delta=round(cliffs_delta(b, n), 4) if b and n else None, shifts=shifts))
+    return out
+
+
+def usage_shifts(base: list[Measure], new: list[Measure], settings: CompareSettings) -> list[TCodeComparison]:
+    """Tokens (T12) and cost (T13) per run, by source and label (input/output, actual/estimate)."""
+    def per_run(measures: list[Measure]) -> dict[tuple[str, str, str], list[float]]:
+        groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+        for m in measures:
+            if m.code in ("T12", "T13") and m.run_id:
+                groups[(m.code, m.source, (m.label or "").split(":")[0] or m.unit)].append(m.value)
+        return groups
+
+    gb, gn = per_run(base), per_run(new)
+    out = []
+    for key in sorted(set(gb) & set(gn)):
+        b, n = gb[key], gn[key]
+        shifts = [call_shift("p50", b, n, alpha=settings.alpha, min_rel=settings.min_rel, min_abs=0.0,
+                             resamples=settings.resamples, seed=settings.seed)]
+        out.append(TCodeComparison(code=key[0], source=f"{key[1]}:{key[2]}", unit="tokens" if key[0] == "T12" else "USD",
+                                   n_base=len(b), n_new=len(n), cliffs_delta=round(cliffs_delta(b, n), 4),
+                                   shifts=shifts))
+    return out
+
+
+def rate_changes(base: list[Measure], new: list[Measure], settings: CompareSettings) -> list[RateComparison]:
+    """The share of runs that did not complete, and of each end reason, compared with a two-proportion test."""
+    eb, en = run_ends(base), run_ends(new)
+    nb, nn = sum(eb.values()), sum(en.values())
+    rows = [("not completed", sum(v for k, v in eb.items() if not k.startswith("completed/")),
+             sum(v for k, v in en.items() if not k.startswith("completed/")))]
+    rows += [(reason, eb.get(reason, 0), en.get(reason, 0)) for reason in sorted(set(eb) | set(en))
+             if not reason.startswith("completed/")]
+    out = []
+    for name, xb, xn in rows:
+        p = two_proportions(xb, nb, xn, nn)
+        row = RateComparison(name=name, base=xb, base_runs=nb, new=xn, new_runs=nn, p_value=p)
+        if p is not None and min(nb, nn) >= 20:
+            worse = xn / nn > xb / nb
+            row.call = ("regressed" if worse else "improved") if p < settings.alpha else "no evidence"
+        out.append(row)
+    return out
+
+
+def throughput(base: Path, new: Path, mb: RunManifest, mn: RunManifest) -> dict[str, Any] | None:
+    """Completed runs per second, compared only at equal offered load (the same open-loop arrival rate)."""
+    lb, ln = base / "load.json", new / "load.json"
+    if mb.kind != "load" or not (lb.exists() and ln.exists()):
+        return None
+    jb, jn = json.loads(lb.read_text(encoding="utf-8")), json.loads(ln.read_text(encoding="utf-8"))
+    pb, pn = _plan(base), _plan(new)
+    row: dict[str, Any] = {"base_rps": jb.get("throughput_rps"), "new_rps": jn.get("throughput_rps")}
+    if pb.get("arrival") == "closed" or pn.get("arrival") == "closed":
+        row["comparable"] = False
+        row["why"] = "closed-loop runs: throughput follows the target's own speed, not an offered load"
+    elif (pb.get("arrival"), pb.get("rate_per_s")) != (pn.get("arrival"), pn.get("rate_per_s")):
+        row["comparable"] = False
+        row["why"] = (f"offered load differs: {pb.get('arrival')} {pb.get('rate_per_s')}/s vs "
+                      f"{pn.get('arrival')} {pn.get('rate_per_s')}/s")
+    else:
+        row["comparable"] = True
+    return row
+
+
+# -- reading run directories --------------------------------------------------------------------------------
+def _parts(base: Path, new: Path) -> list[tuple[str, Path, Path]]:
+    for path in (base, new):
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a run directory", fix="pass two run directories: rig compare BASE NEW")
+    pre_b, pre_n = (base / "prerelease.json").exists(), (new / "prerelease.json").exists()
+    if pre_b != pre_n:
+        raise ConfigError(f"{base if pre_b else new} is a pre-release run and the other is not: not comparable",
+                          fix="compare two pre-release runs, or two parts of the same kind (e.g. BASE/load NEW/load)")
+    if pre_b:
+        return [(p, base / p, new / p) for p in PARTS if (base / p / "manifest.json").exists()
+                and (new / p / "manifest.json").exists()]
+    return [(_manifest(base).kind, base, new)]
+
+
+def _manifest(path: Path) -> RunManifest:
+    if not (path / "manifest.json").exists():
+        raise ConfigError(f"{path} has no manifest.json: not a rig run directory",
+                          fix="pass the directory a rig gate, load, quality or demo run wrote")
+    return read_manifest(path)
+
+
+def _plan(path: Path) -> dict[str, Any]:
+    store_path = path / "evidence.sqlite3"
+    if not store_path.exists():
+        return {}
+    store = EvidenceStore(store_path)
+    try:
+        plan = store.meta("plan") or {}
+    finally:
+        store.close()
+    summary = path / "load.json"
+    if summary.exists():  # the user and worker counts are the run's, not the plan's
+        data = json.loads(summary.read_text(encoding="utf-8"))
+        plan.update({k: data.get(k) for k in ("users", "workers", "duration_s")})
+    return dict(plan)
+
+
+def read_measures(path: Path) -> list[Measure]:
+    """Every measure a run directory's evidence store holds (none when it has no store)."""
+    store_path = path / "evidence.sqlite3"
+    if not store_path.exists():
+        return []
+    store = EvidenceStore(store_path)
+    try:
+        return store.measures()
+    finally:
+        store.close()
+
+
+def _results(path: Path) -> dict[str, dict[str, Any]]:
+    file = path / "results.json"
+    if not file.exists():
+        return {}
+    data = json.loads(file.read_text(encoding="utf-8"))
+    return {str(c.get("record_id") or c.get("case_id")): c for c in data.get("cases", [])}
+
+
+def _worse(before: str | None, after: str | None) -> bool:
+    if after == "FAIL":
+        return before != "FAIL"
+    return before == "PASS" and after in ("U", "BLOCKED", "NOT_RUN")
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
