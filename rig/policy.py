@@ -71,6 +71,16 @@ class Policy(BaseModel):
     required: list[int] | Literal["all"] = "all"
     allow_blocked: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_ALLOWED_BLOCKED))
     thresholds: list[Threshold] = Field(default_factory=list)
+    baseline: list[str] = Field(default_factory=list)  # rules against a baseline run (rig.compare.baseline)
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_rules(cls, value: list[str]) -> list[str]:
+        from rig.compare.baseline import BaselineRule
+
+        for rule in value:
+            BaselineRule.parse(rule)  # a ValueError names the rule and the expected forms
+        return value
 
     @field_validator("thresholds", mode="before")
     @classmethod

@@ -9,6 +9,7 @@
 | `results.json` | `rig.report.results.GateResults` |
 | `quality.json` | `rig.quality.summary.QualityReport` |
 | `prerelease.json` | `rig.prerelease.report.PrereleaseNumbers` |
+| `compare.json` | `rig.compare.model.CompareResult` |
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rig.compare.model import CompareResult
 from rig.load.summary import LoadSummary
 from rig.prerelease.report import PrereleaseNumbers
 from rig.quality.summary import QualityReport
@@ -27,6 +29,7 @@ from rig.report.results import GateResults
 
 MODELS: dict[str, type[BaseModel]] = {
     "load": LoadSummary, "results": GateResults, "quality": QualityReport, "prerelease": PrereleaseNumbers,
+    "compare": CompareResult,
 }
 
 

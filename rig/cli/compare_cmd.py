@@ -51,3 +51,27 @@ def compare(
     console.print(f"decision: [bold]{result.decision}[/] — " + "; ".join(result.reasons[:6]))
     console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
     raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])
+
+
+def history(
+    kind: Annotated[str | None, typer.Option(help="Only runs of this kind (gate, load, quality).")] = None,
+    target: Annotated[str | None, typer.Option(help="Only runs of this target (a URL, or `embedded`).")] = None,
+    codes: Annotated[str, typer.Option(help="Headlines to show, comma-separated (e.g. T4.p95,T5.p50).")]
+    = "T4.p95,T5.p95",
+    reports_root: Annotated[Path, typer.Option(help="The reports folder holding history.sqlite3.")] = Path("reports"),
+) -> None:
+    """List earlier runs by kind, target and version, with the trend of the chosen T-code headlines."""
+    from rig.compare.history import History
+
+    rows = History(reports_root).rows(kind, target)
+    if not rows:
+        console.print(f"no runs recorded in {reports_root}/history.sqlite3"
+                      + (f" of kind {kind}" if kind else "") + (f" on {target}" if target else ""))
+        raise typer.Exit(0)
+    wanted = [c.strip() for c in codes.split(",") if c.strip()]
+    table = Table("started", "kind", "target", "version", "decision", *wanted, "run", title="run history")
+    for r in rows:
+        table.add_row(r.started_at or "", r.kind, r.target, r.target_version or "", r.decision,
+                      *[f"{r.headlines[c]:.0f}" if r.headlines.get(c) is not None else "—" for c in wanted],
+                      Path(r.run_dir).name)
+    console.print(table)

@@ -49,6 +49,10 @@ def gate(
     otlp_listen: Annotated[str | None, typer.Option(
         help="HOST:PORT where the gate receives the target's spans (case 34); configure the target's OTLP "
              "exporter to http://HOST:PORT/v1/traces. Default: a free loopback port (embedded target only).")] = None,
+    baseline: Annotated[str | None, typer.Option(
+        help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
+             "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
+    ] = None,
 ) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
@@ -60,7 +64,7 @@ def gate(
     options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
                           browser=browser, selectors=selectors, pushgateway=pushgateway,
-                          otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen)
+                          otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen, baseline=baseline)
     code = _run_and_print(options)
     raise typer.Exit(code)
 

@@ -42,6 +42,10 @@ def load(
         help="Chaos schedule (YAML, see docs/chaos.example.yaml) applied during the run.")] = None,
     chaos_metrics_port: Annotated[int | None, typer.Option(
         help="Port of the schedule's Prometheus endpoint (rig_chaos_faults_total); default a free port.")] = None,
+    baseline: Annotated[str | None, typer.Option(
+        help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
+             "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
+    ] = None,
 ) -> None:
     """Run a bounded load test; writes load.json and report.html into the run directory.
 
@@ -59,7 +63,7 @@ def load(
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
-                              browsers=browsers, chaos=chaos)
+                              browsers=browsers, chaos=chaos, baseline=baseline)
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

@@ -34,6 +34,7 @@ app.command("load")(load_cmd.load)
 app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
 app.command("compare")(compare_cmd.compare)
+app.command("history")(compare_cmd.history)
 app.add_typer(langfuse_cmd.app, name="langfuse")
 for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
     try:

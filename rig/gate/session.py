@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from rig.catalog import eval_set_sha256, load_eval_set
+from rig.compare.history import record_history
 from rig.config import RigConfig, load_config
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
@@ -55,6 +56,7 @@ class GateOptions(BaseModel):
     pushgateway: str | None = None  # push verdict counts and the decision here at the end
     otlp_endpoint: str | None = None  # also export the rig's spans here (OTLP/HTTP), besides the evidence store
     otlp_listen: str | None = None  # HOST:PORT of the gate's span receiver (a target's exporter is told this)
+    baseline: str | None = None  # a run directory, or `last-pass`: also decide against it (rig.compare.baseline)
 
 
 @dataclass
@@ -95,6 +97,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     policy = load_policy(options.policy)
     eval_set = load_eval_set(options.eval_set)
     specs = select_cases(options)
+    baseline = _baseline(options, config)  # a bad baseline stops the gate before it starts anything
     run_dir = run_directory("gate", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
@@ -150,7 +153,14 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         decision = decide_gate(verdicts, policy, observed_now, extra)
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
         write_reports(run_dir, data)
+        if baseline is not None:  # compare reads this run's results.json, so decide again once it is written
+            from rig.compare.baseline import decide_with_baseline
+
+            decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
+            data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+            write_reports(run_dir, data)
         point_latest(run_dir)
+        record_history(options.reports_root, run_dir, manifest, decision.decision, observed_now)
         if options.pushgateway:
             from rig.telemetry.gate_metrics import push_gate_results
 
@@ -168,6 +178,15 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             opened.close_fixtures()
         receiver.stop()
         store.close()
+
+
+def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:
+    if not options.baseline:
+        return None
+    from rig.compare.baseline import resolve_baseline
+
+    target = "embedded" if config is None else config.target.url
+    return resolve_baseline(options.baseline, "gate", target, options.reports_root)
 
 
 def load_observed(load_dir: Path) -> dict[str, float | None]:

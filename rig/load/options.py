@@ -57,6 +57,7 @@ class LoadOptions(BaseModel):
     fetch_detail: bool = True
     reports_root: Path = Path("reports")
     token_delay_ms: float | None = None
+    baseline: str | None = None  # a load run directory, or `last-pass`: also decide against it
     otlp_endpoint: str | None = None  # a span per simulated run, exported here (the embedded target's too)
 
     @field_validator("duration_s", mode="before")

@@ -13,6 +13,7 @@ from pathlib import Path
 from rig.adapters import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import eval_set_sha256
+from rig.compare.history import record_history
 from rig.config import load_config
 from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore, Measure
@@ -134,6 +135,12 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     if config and options.target:
         config.target.url = options.target
     policy = load_policy(options.policy)
+    baseline = None
+    if options.baseline:  # resolved before anything starts: a bad baseline is a ConfigError, not a wasted run
+        from rig.compare.baseline import resolve_baseline
+
+        baseline = resolve_baseline(options.baseline, "load", config.target.url if config else "embedded",
+                                    options.reports_root)
     run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
@@ -217,12 +224,17 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
         decision = decide_load(summary, policy)
+        if baseline is not None:
+            from rig.compare.baseline import decide_with_baseline
+
+            decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
         section = load_section(store, summary, bands(ctx) if bands else None)
         more: list[tuple[str, str]] = sections(ctx, summary) if sections else []
         (run_dir / "report.html").write_text(html_report(data, [("Load", section), *more]), encoding="utf-8")
         (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
         point_latest(run_dir)
+        record_history(options.reports_root, run_dir, manifest, decision.decision, observed_for_policy(summary))
         return LoadResult(run_dir, summary, decision, code)
     finally:
         if ctx is not None:

@@ -19,6 +19,7 @@ from rig.compare.stats import call_shift
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
+from tests.schema_check import assert_valid
 
 
 def _load(out: Path, first_token_ms: float | None = None) -> Path:
@@ -51,6 +52,7 @@ def test_a_slower_model_is_flagged_regressed_on_t4_and_t5(runs: dict[str, Path],
     page = (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
     assert page.index("setting") < page.index("Verdict changes") < page.index("T-codes") and "<svg" in page
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["decision"] == "regressed"
+    assert_valid("compare", tmp_path / "cmp" / "compare.json")
 
 
 def test_split_halves_of_one_run_raise_at_most_one_false_alarm_in_twenty(runs: dict[str, Path]) -> None:
