@@ -21,6 +21,8 @@ def compare(
     min_rel: Annotated[float, typer.Option(help="Smallest shift that matters, relative to the base value.")] = 0.10,
     min_ms: Annotated[float, typer.Option(help="Smallest shift that matters for time codes, in ms.")] = 50.0,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (a comparison is reproducible).")] = 0,
+    pushgateway: Annotated[str | None, typer.Option(help="Push the decision and findings to this Pushgateway.")]
+    = None,
 ) -> None:
     """Compare two runs: comparability first, then verdict changes, T-code shifts with bootstrap intervals,
     error and end-reason rates, tokens and cost, and throughput at equal offered load.
@@ -38,6 +40,13 @@ def compare(
     except RigError as exc:
         raise fail(exc) from None
     paths = write_reports(result, out or new / "compare")
+    if pushgateway:
+        from rig.compare.push import push_compare
+
+        try:
+            push_compare(pushgateway, result, new.resolve().name)
+        except RigError as exc:
+            raise fail(exc) from None
     for part in result.parts:
         table = Table("T-code", "source", "n", *[f"{s} base→new (call)" for s in ("p50", "p95", "p99")],
                       title=f"{part.part}: T-codes")

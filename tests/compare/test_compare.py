@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from rig.compare.model import CompareSettings
@@ -19,6 +20,8 @@ from rig.compare.stats import call_shift
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
+from rig.promtext import sample_value
+from rig.telemetry.local_prometheus import LocalPushgateway
 from tests.schema_check import assert_valid
 
 
@@ -46,9 +49,14 @@ def test_a_slower_model_is_flagged_regressed_on_t4_and_t5(runs: dict[str, Path],
         p50 = by[(code, "client")]["p50"]
         assert p50.call == "regressed", p50
         assert p50.low is not None and p50.low > 0, "the interval excludes zero"
-    out = subprocess.run([sys.executable, "-m", "rig.cli", "compare", str(runs["base"]), str(runs["slow"]),
-                          "--out", str(tmp_path / "cmp")], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    with LocalPushgateway(tmp_path / "pgw") as pgw:
+        out = subprocess.run([sys.executable, "-m", "rig.cli", "compare", str(runs["base"]), str(runs["slow"]),
+                              "--out", str(tmp_path / "cmp"), "--pushgateway", pgw.url],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+        pushed = httpx.get(f"{pgw.url}/metrics", timeout=10).text
+    assert 'rig_compare_decision{' in pushed and 'kind="load"' in pushed, pushed[-1500:]
+    assert sample_value(pushed, "rig_compare_decision", {"kind": "load"}) == 1.0
     page = (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
     assert page.index("setting") < page.index("Verdict changes") < page.index("T-codes") and "<svg" in page
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["decision"] == "regressed"
