@@ -9,8 +9,8 @@ import httpx
 
 from chaos import mock_model
 from rig.config import ModelProxyConfig
+from rig.load.procs import free_port
 from rig.target.model_proxy import ModelProxy
-from tests.peers.openwebui import free_port
 
 TEMPLATE = ('### Task:\nCite as [id] only when the <source> tag has an id (e.g., <source id="1">).\n<context>\n'
             '<source id="1" name="p32.pdf" resource-id="abc">We estimate that total welfare increased by 2.9% after '

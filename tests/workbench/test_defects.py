@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.adapters.models import CheckpointEvent, TokenEvent
+from rig.adapters.models import CheckpointEvent, RunDetail, TokenEvent
 from rig.corpus_load import load_corpus
 from rig.errors import TargetHTTPError
 from rig.target.embedded import EmbeddedWorkbench
@@ -374,19 +374,26 @@ def _(wb: LiveWorkbench) -> bool:
     return wb.adapter.run(wb.auth_a, resumed.run_id).tool_calls == []
 
 
-@probe("resume_without_checkpoint_restarts")
-def _(wb: LiveWorkbench) -> bool:
+def _stopped_inside_encode(wb: LiveWorkbench) -> RunDetail:
+    """A run stopped while its first encode stage (delayed 8 s) is running: before any checkpoint."""
     with settings(wb):
         wb.adapter.chaos("POST", "faults", {"point": "encode", "mode": "delay", "delay_ms": 8000, "times": 1})
         sid = open_on(wb, wb.auth_a, ["P32"])
         sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
         stream = wb.adapter.events(wb.auth_a, sub.run_id)
         next(e for e in stream if e.event == "tool_call")
+        wait_until(lambda: any(s.name == "encode" and s.ended_at_ms is None
+                               for s in wb.adapter.run(wb.auth_a, sub.run_id).stages), 10.0)
         wb.adapter.stop(wb.auth_a, sub.run_id)
         list(stream)
-        wait_terminal(wb, sub.run_id)
+        return wait_terminal(wb, sub.run_id)
+
+
+@probe("resume_without_checkpoint_restarts")
+def _(wb: LiveWorkbench) -> bool:
+    stopped = _stopped_inside_encode(wb)
     try:
-        wb.adapter.resume(wb.auth_a, sub.run_id)
+        wb.adapter.resume(wb.auth_a, stopped.run_id)
     except TargetHTTPError as exc:
         return exc.code == "no_checkpoint"
     return False
@@ -411,17 +418,7 @@ def _(wb: LiveWorkbench) -> bool:
 
 @probe("stop_waits_for_stage")
 def _(wb: LiveWorkbench) -> bool:
-    with settings(wb):
-        wb.adapter.chaos("POST", "faults", {"point": "encode", "mode": "delay", "delay_ms": 8000, "times": 1})
-        sid = open_on(wb, wb.auth_a, ["P32"])
-        sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
-        stream = wb.adapter.events(wb.auth_a, sub.run_id)
-        next(e for e in stream if e.event == "tool_call")
-        wait_until(lambda: any(s.name == "encode" and s.ended_at_ms is None
-                               for s in wb.adapter.run(wb.auth_a, sub.run_id).stages), 10.0)
-        wb.adapter.stop(wb.auth_a, sub.run_id)
-        list(stream)
-        detail = wait_terminal(wb, sub.run_id)
+    detail = _stopped_inside_encode(wb)
     encode = next(s for s in detail.stages if s.name == "encode")
     return encode.cancelled and (encode.ended_at_ms or 0) - (encode.started_at_ms or 0) < 8000
 
