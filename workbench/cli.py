@@ -22,7 +22,9 @@ def serve(
     data: Annotated[Path, typer.Option(help="Data directory (SQLite database, files, secret key).")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind (0 picks a free one).")] = 8000,
-    chaos_token: Annotated[str | None, typer.Option(help="Enables the test-only /_chaos control.")] = None,
+    chaos_token: Annotated[str | None, typer.Option(
+        envvar="WORKBENCH_CHAOS_TOKEN",
+        help="Enables the test-only /_chaos control (prefer the environment variable: argv is public).")] = None,
     defect: Annotated[list[str] | None, typer.Option(help="Seeded defect (repeatable; needs --chaos-token).")] = None,
     slots: Annotated[int, typer.Option(help="Runs executing at once; more wait in the queue.")] = 8,
     otlp_endpoint: Annotated[str | None, typer.Option(help="OTLP/HTTP endpoint for traces.")] = None,

@@ -159,7 +159,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
             data = build_report_data(store, decision, manifest.model_dump(mode="json"))
             write_reports(run_dir, data)
-        point_latest(run_dir)
+        point_latest(run_dir, options.reports_root)
         record_history(options.reports_root, run_dir, manifest, decision.decision, observed_now)
         if options.pushgateway:
             from rig.telemetry.gate_metrics import push_gate_results

@@ -233,7 +233,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         more: list[tuple[str, str]] = sections(ctx, summary) if sections else []
         (run_dir / "report.html").write_text(html_report(data, [("Load", section), *more]), encoding="utf-8")
         (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
-        point_latest(run_dir)
+        point_latest(run_dir, options.reports_root)
         record_history(options.reports_root, run_dir, manifest, decision.decision, observed_for_policy(summary))
         return LoadResult(run_dir, summary, decision, code)
     finally:

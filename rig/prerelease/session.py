@@ -86,20 +86,21 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
                                browsers=options.browsers, chaos=options.chaos or packaged("chaos.yaml"),
                                out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
                                think_min_s=options.think_s[0], think_max_s=options.think_s[1],
-                               token_delay_ms=options.token_delay_ms)
+                               token_delay_ms=options.token_delay_ms, reports_root=options.reports_root)
     ext = load_extensions(load_options)
     load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
                     finish=ext.finish, sections=ext.sections)
     timings["load"] = time.monotonic() - began
     mark = time.monotonic()
     gate = run_gate(GateOptions(out=run_dir / "gate", policy=policy, load=load.run_dir, cases=options.gate_cases,
-                                browser=options.gate_browser), part("gate"))
+                                browser=options.gate_browser, reports_root=options.reports_root), part("gate"))
     timings["gate"] = time.monotonic() - mark
     mark = time.monotonic()
-    quality = run_quality(QualityOptions(out=run_dir / "quality", cases=options.quality_cases), part("quality"))
+    quality = run_quality(QualityOptions(out=run_dir / "quality", cases=options.quality_cases,
+                                         reports_root=options.reports_root), part("quality"))
     timings["quality"] = time.monotonic() - mark
     timings["total"] = time.monotonic() - began
     result = PrereleaseResult(run_dir, load, gate, quality, timings)
     write_prerelease_report(result)
-    point_latest(run_dir)
+    point_latest(run_dir, options.reports_root)
     return result

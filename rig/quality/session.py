@@ -124,7 +124,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
         summary = write_quality_reports(run_dir, store, eval_set, manifest, options.judge)
-        point_latest(run_dir)
+        point_latest(run_dir, options.reports_root)
         return QualityResult(run_dir, summary)
     finally:
         tracer.close()

@@ -31,8 +31,11 @@ def write_reports(run_dir: Path, data: ReportData, quality: QualitySummary | Non
     return written
 
 
-def point_latest(run_dir: Path) -> None:
-    """`<parent>/latest` → this run directory (a relative symlink, replaced atomically)."""
+def point_latest(run_dir: Path, reports_root: Path) -> None:
+    """`<reports_root>/latest` → this run directory (a relative symlink, replaced atomically) — only for a run
+    directly inside the rig's reports folder: a run written elsewhere (`--out`) leaves no link beside it."""
+    if run_dir.resolve().parent != reports_root.resolve():
+        return
     link = run_dir.parent / "latest"
     tmp = run_dir.parent / ".latest.tmp"
     if tmp.is_symlink() or tmp.exists():

@@ -76,8 +76,6 @@ class EmbeddedWorkbench:
         port = str(self.port) if self.port else "0"
         cmd = [sys.executable, "-m", "workbench", "serve", "--data", str(self.data_dir), "--port", port,
                "--port-file", str(self.data_dir / "port")]
-        if self.chaos_token:
-            cmd += ["--chaos-token", self.chaos_token]
         for defect in self.defects:
             cmd += ["--defect", defect]
         return cmd + self.extra_args
@@ -88,6 +86,9 @@ class EmbeddedWorkbench:
         port_file.unlink(missing_ok=True)
         log = self.log_path.open("ab")
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        env.pop("WORKBENCH_CHAOS_TOKEN", None)
+        if self.chaos_token:  # through the environment: a command line is readable by every local user
+            env["WORKBENCH_CHAOS_TOKEN"] = self.chaos_token
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + timeout_s

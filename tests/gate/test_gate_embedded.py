@@ -18,7 +18,7 @@ from tests.schema_check import assert_valid
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GateResult]:
     root = tmp_path_factory.mktemp("reports")
-    yield run_gate(GateOptions(out=root / "gate-run", repeat=3))
+    yield run_gate(GateOptions(out=root / "gate-run", reports_root=root, repeat=3))
 
 
 def test_every_case_passes_three_times_over(gate: GateResult) -> None:

@@ -39,8 +39,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> PrereleaseResult:
     root = tmp_path_factory.mktemp("demo")
     schedule = root / "chaos.yaml"
     schedule.write_text(SCHEDULE, encoding="utf-8")
-    options = PrereleaseOptions(out=root / "run", users=6, workers=2, browsers=1, duration_s=20, chaos=schedule,
-                                gate_cases=[1, 12, 20, 27], quality_cases=["专家-01", "用户-04", "对抗-06"],
+    options = PrereleaseOptions(out=root / "run", reports_root=root, users=6, workers=2, browsers=1, duration_s=20,
+                                chaos=schedule, gate_cases=[1, 12, 20, 27], quality_cases=["专家-01", "用户-04", "对抗-06"],
                                 gate_browser=False)
     return run_prerelease(options)
 
@@ -62,6 +62,7 @@ def test_the_report_puts_the_gate_decision_first_and_holds_every_part(demo: Prer
     assert page.count("<svg") >= 5  # load curves and T-code bars
     assert demo.decision.decision == "pass" and demo.decision.exit_code == 0
     assert (demo.run_dir.parent / "latest").resolve() == demo.run_dir.resolve()
+    assert not [p for p in demo.run_dir.rglob("latest")], "the parts leave no latest link inside the run directory"
 
 
 def test_gate_verdicts_and_t4_match_the_gate_store(demo: PrereleaseResult) -> None:
