@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.errors import ConfigError
+from rig.lifeline import guard
 from rig.plugins import locustfile_module
 
 STOP_TIMEOUT_S = 30  # how long a stopping user may take to finish its task
@@ -60,8 +61,8 @@ class LocustProcesses:
 
 def _spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
-                                stderr=subprocess.STDOUT, env=env)
+        return guard(subprocess.Popen([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
+                                      stderr=subprocess.STDOUT, env=env))
 
 
 def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str = "", total_users: int,
