@@ -178,6 +178,14 @@ class EvidenceStore:
             conn.execute("UPDATE cases SET trace_id=? WHERE rep=? AND case_id=?", (trace_id, rep, case_id))
 
     # -- reading --------------------------------------------------------------------------------------------
+    def last_activity_ms(self) -> float | None:
+        """When the store was last written to (the newest evidence, measure, series point or case end), epoch ms."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT MAX(t) FROM (SELECT MAX(wall_ms) AS t FROM evidence UNION ALL SELECT MAX(ts_ms) FROM measures "
+                "UNION ALL SELECT MAX(ts_ms) FROM series UNION ALL SELECT MAX(ended_ms) FROM cases)").fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
     def meta(self, key: str, default: Any = None) -> Any:
         with self._lock:
             row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

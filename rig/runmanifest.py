@@ -53,6 +53,7 @@ class RunManifest(BaseModel):
     started_at: str | None = None
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
+    ended_early: str | None = None  # set by `rig report` on a run that was killed: the time of its last evidence
 
 
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:

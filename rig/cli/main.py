@@ -17,6 +17,7 @@ from rig.cli import (
     langfuse_cmd,
     load_cmd,
     quality_cmd,
+    report_cmd,
 )
 
 app = typer.Typer(
@@ -35,6 +36,7 @@ app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
 app.command("compare")(compare_cmd.compare)
 app.command("history")(compare_cmd.history)
+app.command("report")(report_cmd.report)
 app.add_typer(langfuse_cmd.app, name="langfuse")
 for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
     try:

@@ -137,8 +137,9 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
 
 
 def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet, manifest: RunManifest,
-                          judge: JudgeOptions | None = None) -> QualitySummary:
-    """quality.json, the judge sheets (with proposals when a judge is set), report.html and report.md."""
+                          judge: JudgeOptions | None = None, ended_early: str | None = None) -> QualitySummary:
+    """quality.json, the judge sheets (with proposals when a judge is set), report.html and report.md; a run that
+    `ended_early` (finished by `rig report`) decides at best "undecided", saying so."""
     records = turn_records(store)
     proposals: dict[str, Proposal] = {}
     if judge is not None:
@@ -147,6 +148,11 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
         for e in store.evidence(kind="judge_proposal"):
             proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
     summary = quality_summary(store, records)
+    if ended_early:
+        summary.decision = Decision(
+            decision="fail" if summary.decision.decision == "fail" else "undecided",
+            reasons=[f"the run ended early (last evidence at {ended_early}); finished from its evidence by rig report",
+                     *summary.decision.reasons])
     sheets = build_sheets(records, eval_set, proposals)
     write_sheets(run_dir / "judge", sheets)
     (run_dir / "quality.json").write_text(quality_report(summary, records).model_dump_json(indent=2) + "\n",

@@ -1,0 +1,99 @@
+"""`rig report DIR` finishes a run that was killed: no process of it is left, and the rebuilt outputs hold exactly
+what its evidence store holds, marked as ended early and never better than "undecided"."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from rig.evidence import EvidenceStore
+from rig.measure.aggregate import run_ends
+from rig.report.data import store_verdicts
+from rig.waiting import wait_until
+from tests.rig.test_lifeline import _with_cmdline
+from tests.sigkill import kill_after
+
+RIG = [sys.executable, "-m", "rig.cli"]
+
+
+def _report(run_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*RIG, "report", str(run_dir)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def _nothing_left(run_dir: Path) -> None:
+    assert wait_until(lambda: not _with_cmdline(str(run_dir)), 30.0, interval_s=0.2), _with_cmdline(str(run_dir))
+
+
+def test_a_killed_gate_is_finished_from_its_evidence(tmp_path: Path) -> None:
+    run_dir = tmp_path / "gate"
+    kill_after([*RIG, "gate", "--cases", "1-12", "--out", str(run_dir)], run_dir, 3)
+    _nothing_left(run_dir)
+    done = _report(run_dir)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ended early" in done.stdout
+    results = json.loads((run_dir / "results.json").read_text())
+    store = EvidenceStore(run_dir / "evidence.sqlite3")
+    try:
+        verdicts, _ = store_verdicts(store)
+    finally:
+        store.close()
+    assert {c["case_id"]: c["verdict"] for c in results["cases"]} == {v.case_id: v.verdict.value for v in verdicts}
+    assert results["decision"] == "undecided" and any("ended early" in r for r in results["reasons"])
+    assert json.loads((run_dir / "manifest.json").read_text())["ended_early"]
+
+
+def test_a_killed_distributed_load_run_is_finished_from_its_evidence(tmp_path: Path) -> None:
+    run_dir = tmp_path / "load"
+    rig = subprocess.Popen([*RIG, "load", "--users", "4", "--workers", "2", "--duration", "60s", "--out", str(run_dir)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def runs_recorded() -> bool:
+            if not (run_dir / "evidence.sqlite3").exists():
+                return False
+            store = EvidenceStore(run_dir / "evidence.sqlite3")
+            try:
+                return sum(run_ends(store.measures("T8")).values()) >= 5
+            finally:
+                store.close()
+
+        assert wait_until(runs_recorded, 180.0, interval_s=0.5), "the load never recorded a run"
+        os.kill(rig.pid, signal.SIGKILL)
+        rig.wait(timeout=10)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    _nothing_left(run_dir)
+    done = _report(run_dir)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    summary = json.loads((run_dir / "load.json").read_text())
+    store = EvidenceStore(run_dir / "evidence.sqlite3")
+    try:
+        ends = run_ends([m for m in store.measures("T8") if m.case_id is None])
+    finally:
+        store.close()
+    assert summary["runs"] == sum(ends.values()) >= 5 and summary["end_states"] == dict(ends)
+    assert summary["duration_s"] < 60, "an early end is measured to the last evidence, not the planned minute"
+    assert (run_dir / "report.html").exists()
+
+
+def test_a_killed_quality_run_is_finished_from_its_evidence(tmp_path: Path) -> None:
+    run_dir = tmp_path / "quality"
+    kill_after([*RIG, "quality", "--case", "专家-01", "--case", "专家-02", "--case", "专家-03", "--case", "专家-04",
+                "--out", str(run_dir)], run_dir, 2)
+    _nothing_left(run_dir)
+    done = _report(run_dir)
+    assert done.returncode in (1, 2), done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads((run_dir / "quality.json").read_text())
+    store = EvidenceStore(run_dir / "evidence.sqlite3")
+    try:
+        finished = len(store.done_cases())
+    finally:
+        store.close()
+    assert len(report["turns"]) == finished >= 2, (len(report["turns"]), finished)
+    decision = report["summary"]["decision"]
+    assert decision["decision"] in ("undecided", "fail") and "ended early" in decision["reasons"][0], decision
