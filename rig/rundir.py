@@ -1,22 +1,57 @@
-"""Choosing a run's directory: a new one (`--out`, or `reports/<time>-<kind>`), or one to `--resume`."""
+"""Choosing a run's directory: a new one (`--out`, or `reports/<time>-<kind>`), or one to `--resume` — and holding
+it: a run directory is locked (`.lock`, an flock) by the process that runs in it, so a second rig, or a
+`--resume` beside a live run, refuses to start a target on the same data; a dead holder's lock is gone with it."""
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import os
 from pathlib import Path
 
 from rig.errors import ConfigError
 
+_held: dict[Path, int] = {}  # run directory → the open lock file of this process
+
 
 def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Path | None = None) -> Path:
-    """The run directory, created when new; a ConfigError when resuming nothing or reusing a finished run."""
+    """The run directory, created when new and locked for this process; a ConfigError when resuming nothing,
+    reusing a finished run, or when another live process holds it."""
     if resume is not None:
         if not (resume / "evidence.sqlite3").exists():
             raise ConfigError(f"{resume} holds no evidence store to resume", fix=f"pass the run directory of a {kind}")
+        hold(resume)
         return resume
     run_dir = out or reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{kind}"
     if (run_dir / "evidence.sqlite3").exists():
         raise ConfigError(f"{run_dir} already holds a run",
                           fix="pass a new --out" + (", or --resume it" if kind != "load" else " directory"))
     run_dir.mkdir(parents=True, exist_ok=True)
+    hold(run_dir)
     return run_dir
+
+
+def hold(run_dir: Path) -> None:
+    """Lock `run_dir` for this process (a no-op when it already holds it)."""
+    key = run_dir.resolve()
+    if key in _held:
+        return
+    fd = os.open(key / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise ConfigError(f"{run_dir} is in use by another rig process (pid {holder})",
+                          fix="wait for that run to end or stop it; a killed holder releases the directory by "
+                              "itself, then --resume or rig report can take over") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _held[key] = fd
+
+
+def release(run_dir: Path) -> None:
+    """Give the directory up (at the end of a run; a process that dies gives it up anyway)."""
+    fd = _held.pop(run_dir.resolve(), None)
+    if fd is not None:
+        os.close(fd)

@@ -23,7 +23,7 @@ from rig.redact import Redactor
 from rig.report import build_report_data, write_reports
 from rig.report.data import ReportData, store_verdicts
 from rig.report.write import point_latest
-from rig.rundir import run_directory
+from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import OpenedTarget, open_target
@@ -178,6 +178,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             opened.close_fixtures()
         receiver.stop()
         store.close()
+        release(run_dir)
 
 
 def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:

@@ -30,7 +30,7 @@ from rig.report.html import html_report
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
 from rig.report.write import point_latest
-from rig.rundir import run_directory
+from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import Connection, connect
@@ -246,6 +246,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         for target in started:
             target.stop()
         store.close()
+        release(run_dir)
 
 
 def _run_workers_only(options: LoadOptions) -> LoadResult:

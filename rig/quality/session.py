@@ -30,7 +30,7 @@ from rig.report import build_report_data
 from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
-from rig.rundir import run_directory
+from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import OpenedTarget, open_target
@@ -134,6 +134,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
             opened.close_fixtures()
         receiver.stop()
         store.close()
+        release(run_dir)
 
 
 def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet, manifest: RunManifest,

@@ -16,6 +16,7 @@ from typing import Any
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
 from rig.policy import Decision, Policy, decide_gate
+from rig.rundir import hold, release
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 
 
@@ -36,6 +37,7 @@ def finish_run(run_dir: Path) -> Finished:
         raise ConfigError(f"{run_dir} has no manifest.json and evidence.sqlite3: not a rig run directory",
                           fix="pass the directory a rig gate, load, quality or demo run wrote")
     manifest = read_manifest(run_dir)
+    hold(run_dir)  # never rewrite what a live run is still writing
     store = EvidenceStore(run_dir / "evidence.sqlite3")
     try:
         early = _mark_early(run_dir, manifest, store)
@@ -48,6 +50,7 @@ def finish_run(run_dir: Path) -> Finished:
         raise ConfigError(f"{run_dir} is a {manifest.kind!r} run; rig report finishes gate, load, quality and demo runs")
     finally:
         store.close()
+        release(run_dir)
 
 
 def _mark_early(run_dir: Path, manifest: RunManifest, store: EvidenceStore) -> str | None:

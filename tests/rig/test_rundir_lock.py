@@ -1,0 +1,35 @@
+"""A run directory belongs to the live process running in it: another rig refuses it, naming the holder, and
+takes it over once the holder is gone (however it ended)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rig.errors import ConfigError
+from rig.rundir import release, run_directory
+
+
+def test_a_live_holder_keeps_a_second_rig_out_until_it_is_gone(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "evidence.sqlite3").write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom pathlib import Path\nfrom rig.rundir import hold\n"
+        f"hold(Path({str(run_dir)!r}))\nprint('held', flush=True)\ntime.sleep(300)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(ConfigError, match=f"in use by another rig process \\(pid {holder.pid}\\)"):
+            run_directory("gate", out=None, reports_root=tmp_path, resume=run_dir)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        assert run_directory("gate", out=None, reports_root=tmp_path, resume=run_dir) == run_dir
+    finally:
+        release(run_dir)
+        if holder.poll() is None:
+            holder.kill()
