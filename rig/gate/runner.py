@@ -39,15 +39,18 @@ class RunOutcome:
     target_down: str | None = None
     browser: Any = None
     verdicts: dict[tuple[int, int], tuple[Verdict, str]] = field(default_factory=dict)
+    stopped: bool = False  # a stop request ended the run before every case ran
 
 
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
               manifest: CorpusManifest, specs: list[CaseSpec], *, repeat: int = 1,
               chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None,
-              browser: BrowserKit | str | None = None, tracer: RigTracer | None = None) -> RunOutcome:
+              browser: BrowserKit | str | None = None, tracer: RigTracer | None = None,
+              stop: Callable[[], bool] | None = None) -> RunOutcome:
     """Run every selected case `repeat` times (skipping those already finished in the store).
 
     With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too.
+    Once `stop()` is true no further case starts (the one in flight finishes); the rest stay unrecorded.
     Each case is a span of `tracer` (the no-op tracer by default) carrying its verdict, with its steps and
     runs under it.
     """
@@ -64,6 +67,9 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
                 if progress:
                     progress(rep, spec, row.verdict)
                 continue
+            if stop is not None and stop():
+                outcome.stopped = True
+                return outcome
             store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
             if outcome.target_down:
                 item = Item(name="not_run", verdict=Verdict.NOT_RUN, reason=outcome.target_down)

@@ -17,6 +17,7 @@ from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import run_cases
+from rig.interrupt import graceful_stop
 from rig.measure.aggregate import observed
 from rig.policy import Decision, decide_gate, load_policy
 from rig.redact import Redactor
@@ -136,8 +137,10 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             if progress:
                 progress("starting the browser", counter["n"], total)
             browser = _start_browser(options, target.adapter.base_url, run_dir)
-        outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs, repeat=options.repeat,
-                            chaos_defaults=defaults, progress=on_case, browser=browser, tracer=tracer)
+        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then reports
+            outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs,
+                                repeat=options.repeat, chaos_defaults=defaults, progress=on_case, browser=browser,
+                                tracer=tracer, stop=lambda: bool(stop))
         tracer.flush()  # the rig's spans are in the evidence store before the report reads them
         if embedded is not None:
             settle_target_spans(store, receiver)
@@ -149,6 +152,9 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             observed_now.update(load_observed(options.load))
         verdicts, flips = store_verdicts(store)
         extra = [outcome.target_down] if outcome.target_down else []
+        if outcome.stopped:
+            extra.append(f"{stop.reason} ({counter['n']} of {total} case runs done)")
+            store.set_meta("stopped", extra[-1])  # `rig report` keeps saying so
         extra += [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
         decision = decide_gate(verdicts, policy, observed_now, extra)
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -18,10 +19,11 @@ from rig.config import load_config
 from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore, Measure
 from rig.fixtures import ensure_corpus
+from rig.interrupt import graceful_stop
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
-from rig.load.procs import BACKSTOP_S, LocustProcesses, free_port, start_locust, wait_bounded
+from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, free_port, start_locust, wait_bounded
 from rig.load.summary import LoadSummary, load_summary, observed_for_policy
 from rig.policy import Decision, Policy, decide_gate, load_policy
 from rig.redact import Redactor
@@ -205,25 +207,40 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             threads.append(t)
         began = time.monotonic()
         main = procs.master
-        while main is not None and main.poll() is None and time.monotonic() - began < options.duration_s + BACKSTOP_S + 30:
-            if progress:
-                progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
-            time.sleep(0.5)
-        code = wait_bounded(procs, 1.0)
+        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM: users finish their task, then the reports
+            while main is not None and main.poll() is None and \
+                    time.monotonic() - began < options.duration_s + BACKSTOP_S + 30:
+                if progress:
+                    progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
+                if stop.event.wait(0.5):
+                    if progress:
+                        progress("stopping: users finish their task", time.monotonic() - began, options.duration_s)
+                    main.send_signal(signal.SIGTERM)  # Locust stops its users within --stop-timeout, then quits
+                    code = wait_bounded(procs, STOP_TIMEOUT_S + 30)
+                    break
+            else:
+                code = wait_bounded(procs, 1.0)
+        elapsed = time.monotonic() - began
         ctx.stopped.set()
         for t in threads:
             t.join(timeout=options.duration_s + 60)
         manifest.ended_at = _now()
         write_manifest(run_dir, manifest)
-        summary = load_summary(store, run_dir, options.duration_s, options.workers, options.users)
+        summary = load_summary(store, run_dir, min(options.duration_s, elapsed) if stop else options.duration_s,
+                               options.workers, options.users)
         for after in finish or []:
             after(ctx, summary)
         (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        if code not in (0, 1):
+        if code not in (0, 1) and not stop:
             tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
             raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
         decision = decide_load(summary, policy)
+        if stop:
+            why = f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} run(s) counted"
+            store.set_meta("stopped", why)  # `rig report` keeps saying so
+            decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
+                                reasons=[why, *decision.reasons])
         if baseline is not None:
             from rig.compare.baseline import decide_with_baseline
 

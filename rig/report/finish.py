@@ -63,8 +63,10 @@ def _mark_early(run_dir: Path, manifest: RunManifest, store: EvidenceStore) -> s
     return manifest.ended_early
 
 
-def _early_reason(early: str | None) -> list[str]:
-    return [f"the run ended early (last evidence at {early}); finished from its evidence by rig report"] if early else []
+def _early_reason(early: str | None, store: EvidenceStore | None = None) -> list[str]:
+    stopped = store.meta("stopped") if store is not None else None
+    return ([f"the run ended early (last evidence at {early}); finished from its evidence by rig report"] if early
+            else []) + ([str(stopped)] if stopped else [])
 
 
 def _policy(manifest: RunManifest) -> Policy:
@@ -77,7 +79,7 @@ def _finish_gate(run_dir: Path, manifest: RunManifest, store: EvidenceStore, ear
     from rig.report.write import write_reports
 
     verdicts, flips = store_verdicts(store)
-    extra = _early_reason(early) + [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
+    extra = _early_reason(early, store) + [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
     decision = decide_gate(verdicts, _policy(manifest), observed(store.measures()), extra)
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     written = write_reports(run_dir, data)
@@ -107,9 +109,9 @@ def _finish_load(run_dir: Path, manifest: RunManifest, store: EvidenceStore, ear
         summary.chaos = previous["chaos"]  # the chaos plug-in's analysis, when the run got to write it
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     decision = decide_load(summary, _policy(manifest))
-    if early:
+    if _early_reason(early, store):
         decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
-                            reasons=_early_reason(early) + decision.reasons)
+                            reasons=_early_reason(early, store) + decision.reasons)
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     (run_dir / "report.html").write_text(html_report(data, [("Load", load_section(store, summary))]), encoding="utf-8")
     (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")

@@ -1,0 +1,61 @@
+"""The first SIGTERM lets the case in flight end and writes the reports ("undecided", exit 2); a second one
+stops at once, and `rig report` finishes what the store holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from rig.waiting import wait_until
+from tests.sigkill import finished_rows
+
+RIG = [sys.executable, "-m", "rig.cli"]
+
+
+def _start(run_dir: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([*RIG, "gate", "--cases", "1-12", "--out", str(run_dir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_one_sigterm_finishes_the_case_in_flight_and_writes_the_reports(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    rig = _start(run_dir)
+    try:
+        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
+        rig.send_signal(signal.SIGTERM)
+        out, _ = rig.communicate(timeout=180)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode == 2, out[-3000:]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["decision"] == "undecided"
+    assert any("stopped by SIGTERM" in r for r in results["reasons"]), results["reasons"]
+    assert 2 <= len(results["cases"]) < 12 and all(c["verdict"] != "NOT_RUN" for c in results["cases"])
+
+
+def test_a_second_sigterm_stops_at_once_and_rig_report_finishes_the_run(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    rig = _start(run_dir)
+    try:
+        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
+        rig.send_signal(signal.SIGTERM)
+        assert rig.stdout is not None
+        for line in rig.stdout:  # the first one was taken: it says so, and a second one now stops at once
+            if "send it again to stop at once" in line:
+                break
+        rig.send_signal(signal.SIGTERM)
+        rig.communicate(timeout=60)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode != 0
+    done = subprocess.run([*RIG, "report", str(run_dir)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["decision"] == "undecided" and len(results["cases"]) >= 2
+    assert any("ended early" in r for r in results["reasons"]), results["reasons"]
