@@ -25,6 +25,9 @@ def demo(
     = None,
     gate_browser: Annotated[bool, typer.Option(help="Run the gate's browser halves (cases 1, 5, 17, 20, 22, 27–30).")
                             ] = True,
+    resume: Annotated[Path | None, typer.Option(
+        help="Continue a killed pre-release run: finished parts are kept, a killed load part is finished from "
+             "its evidence, the gate and quality parts resume.")] = None,
 ) -> None:
     """Run the whole pre-release check: load with browsers under chaos, the 38-case gate, the 75 quality turns.
 
@@ -37,7 +40,7 @@ def demo(
 
     options = PrereleaseOptions(out=out, users=users, workers=workers, browsers=browsers,
                                 duration_s=parse_duration(duration), chaos=chaos, policy=policy,
-                                gate_browser=gate_browser)
+                                gate_browser=gate_browser, resume=resume)
     with Progress(TextColumn("[bold]{task.fields[part]}"), BarColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console) as bar:
         tasks: dict[str, TaskID] = {}

@@ -27,6 +27,7 @@ from rig.load.session import LoadResult
 from rig.policy import Decision
 from rig.quality.session import QualityOptions, QualityResult, run_quality
 from rig.report.write import point_latest
+from rig.runmanifest import read_manifest
 
 Progress = Callable[[str, str, float, float], None]  # part, text, done, total
 
@@ -50,6 +51,7 @@ class PrereleaseOptions(BaseModel):
     gate_cases: list[int] | None = None  # all 38 by default
     quality_cases: list[str] | None = None  # all 75 case-turns by default
     gate_browser: bool = True  # the gate's browser halves too (cases 1, 5, 17, 20, 22, 27–30)
+    resume: Path | None = None  # a killed pre-release run: finished parts are kept, the rest resumed or run
 
 
 @dataclass
@@ -71,9 +73,12 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
     from rig.load.session import run_load
     from rig.prerelease.report import write_prerelease_report
 
-    run_dir = options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-demo"
-    if (run_dir / "report.html").exists() or (run_dir / "load").exists():
-        raise ConfigError(f"{run_dir} already holds a pre-release run", fix="pass a new --out directory")
+    run_dir = options.resume or options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-demo"
+    if options.resume is None and ((run_dir / "report.html").exists() or (run_dir / "load").exists()):
+        raise ConfigError(f"{run_dir} already holds a pre-release run",
+                          fix="pass a new --out directory, or --resume it")
+    if options.resume is not None and not run_dir.is_dir():
+        raise ConfigError(f"{run_dir} is not a pre-release run directory", fix="pass the directory rig demo wrote")
     run_dir.mkdir(parents=True, exist_ok=True)
     policy = options.policy or packaged("policy.yaml")
     timings: dict[str, float] = {}
@@ -87,20 +92,84 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
                                out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
                                think_min_s=options.think_s[0], think_max_s=options.think_s[1],
                                token_delay_ms=options.token_delay_ms, reports_root=options.reports_root)
-    ext = load_extensions(load_options)
-    load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
-                    finish=ext.finish, sections=ext.sections)
+    load = kept_load(run_dir / "load", policy)
+    if load is None:
+        ext = load_extensions(load_options)
+        load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
+                        finish=ext.finish, sections=ext.sections)
     timings["load"] = time.monotonic() - began
     mark = time.monotonic()
-    gate = run_gate(GateOptions(out=run_dir / "gate", policy=policy, load=load.run_dir, cases=options.gate_cases,
-                                browser=options.gate_browser, reports_root=options.reports_root), part("gate"))
+    gate = kept_gate(run_dir / "gate") or run_gate(GateOptions(
+        out=run_dir / "gate", resume=_started(run_dir / "gate"), policy=policy, load=load.run_dir,
+        cases=options.gate_cases, browser=options.gate_browser, reports_root=options.reports_root), part("gate"))
     timings["gate"] = time.monotonic() - mark
     mark = time.monotonic()
-    quality = run_quality(QualityOptions(out=run_dir / "quality", cases=options.quality_cases,
-                                         reports_root=options.reports_root), part("quality"))
+    quality = kept_quality(run_dir / "quality") or run_quality(QualityOptions(
+        out=run_dir / "quality", resume=_started(run_dir / "quality"), cases=options.quality_cases,
+        reports_root=options.reports_root), part("quality"))
     timings["quality"] = time.monotonic() - mark
     timings["total"] = time.monotonic() - began
     result = PrereleaseResult(run_dir, load, gate, quality, timings)
     write_prerelease_report(result)
     point_latest(run_dir, options.reports_root)
     return result
+
+
+# -- resuming: what a killed pre-release run already finished is kept as it is ---------------------------------
+def _finished(part_dir: Path) -> bool:
+    """A part that ran to its end (its manifest has an end time and was not finished by rig report)."""
+    if not (part_dir / "manifest.json").exists():
+        return False
+    manifest = read_manifest(part_dir)
+    return manifest.ended_at is not None and manifest.ended_early is None
+
+
+def _started(part_dir: Path) -> Path | None:
+    """The part's directory to --resume when it started and did not finish, else None (run it afresh)."""
+    return part_dir if (part_dir / "evidence.sqlite3").exists() and not _finished(part_dir) else None
+
+
+def kept_load(load_dir: Path, policy: Path) -> LoadResult | None:
+    """A finished load part as it is; a killed one finished from its evidence (load runs are not resumed:
+    a second half would not be the same load); None when it never started."""
+    from rig.load.session import decide_load
+    from rig.load.summary import LoadSummary
+    from rig.policy import load_policy
+
+    if not (load_dir / "evidence.sqlite3").exists():
+        return None
+    if _finished(load_dir) and (load_dir / "load.json").exists():
+        summary = LoadSummary.model_validate_json((load_dir / "load.json").read_text(encoding="utf-8"))
+        return LoadResult(load_dir, summary, decide_load(summary, load_policy(policy)), None)
+    from rig.report.finish import finish_run
+
+    finished = finish_run(load_dir)
+    summary = LoadSummary.model_validate_json((load_dir / "load.json").read_text(encoding="utf-8"))
+    return LoadResult(load_dir, summary, finished.decision, None)
+
+
+def kept_gate(gate_dir: Path) -> GateResult | None:
+    import json
+
+    from rig.evidence import EvidenceStore
+    from rig.report.data import build_report_data
+
+    if not (_finished(gate_dir) and (gate_dir / "results.json").exists()):
+        return None
+    results = json.loads((gate_dir / "results.json").read_text(encoding="utf-8"))
+    decision = Decision(decision=results["decision"], reasons=results.get("reasons", []))
+    store = EvidenceStore(gate_dir / "evidence.sqlite3")
+    try:
+        data = build_report_data(store, decision, read_manifest(gate_dir).model_dump(mode="json"))
+    finally:
+        store.close()
+    return GateResult(decision, gate_dir, data)
+
+
+def kept_quality(quality_dir: Path) -> QualityResult | None:
+    from rig.quality.summary import QualityReport
+
+    if not (_finished(quality_dir) and (quality_dir / "quality.json").exists()):
+        return None
+    report = QualityReport.model_validate_json((quality_dir / "quality.json").read_text(encoding="utf-8"))
+    return QualityResult(quality_dir, report.summary)
