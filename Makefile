@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test peers test-peers stress lint clean
+.PHONY: setup system demo test test-slow peers test-peers stress lint clean
 
 setup: system $(STAMP)
 
@@ -22,6 +22,10 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The long integration tests (full demos, repeated gates, load comparisons, kills and resumes): ~10 min.
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
 
 # Third-party targets: Open WebUI in its own cached environment (~7 GB, ~6 min the first time; RIG_PEERS_CACHE).
 peers: setup

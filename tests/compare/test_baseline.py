@@ -15,6 +15,8 @@ from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 
 def test_rules_parse_factors_margins_and_no_new_fail() -> None:
     rule = BaselineRule.parse("T4.p95 <= baseline * 1.10")

@@ -24,6 +24,8 @@ from rig.promtext import sample_value
 from rig.telemetry.local_prometheus import LocalPushgateway
 from tests.schema_check import assert_valid
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 
 def _load(out: Path, first_token_ms: float | None = None) -> Path:
     def slower(ctx: LoadContext) -> None:  # the target's own setting: every answer starts later and streams slower

@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rig.waiting import wait_until
 from tests.sigkill import finished_rows
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 RIG = [sys.executable, "-m", "rig.cli"]
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rig.selftest import GUARDS, REPRESENTATIVE, run_selftest
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 
 def test_representative_defects_are_each_caught(tmp_path: Path) -> None:

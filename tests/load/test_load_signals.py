@@ -10,10 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import run_ends
 from rig.waiting import wait_until
 from tests.schema_check import assert_valid
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 
 def _runs(run_dir: Path) -> int:

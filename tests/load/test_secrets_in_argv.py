@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 
 def _descendants(root: int) -> list[int]:

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import pytest
+
 from chaos.load_hook import ChaosLoad
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
@@ -14,6 +16,8 @@ from rig.load.procs import free_port
 from rig.load.session import LoadContext, run_load
 from rig.telemetry.local_prometheus import LocalPrometheus, LocalPushgateway
 from rig.waiting import wait_until
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 

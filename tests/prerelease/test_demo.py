@@ -20,6 +20,8 @@ from rig.quality.summary import turn_records
 from rig.stats import summarize
 from tests.schema_check import assert_valid
 
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
+
 SCHEDULE = """
 title: short demo chaos
 steady-state-hypothesis:

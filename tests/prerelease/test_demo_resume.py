@@ -10,11 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rig.evidence import EvidenceStore
 from rig.prerelease import PrereleaseOptions, run_prerelease
 from rig.waiting import wait_until
 from tests.rig.test_lifeline import _with_cmdline
 from tests.sigkill import finished_rows
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 SCHEDULE = """
 title: a short window of tool errors

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rig.lifeline import start_time
 from rig.waiting import wait_until
 
@@ -51,6 +53,7 @@ def test_a_guarded_child_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
             parent.kill()
 
 
+@pytest.mark.slow
 def test_sigkill_of_a_distributed_load_run_leaves_no_process_of_it(tmp_path: Path) -> None:
     run_dir = tmp_path / "load-run"
     rig = subprocess.Popen([sys.executable, "-m", "rig.cli", "load", "--users", "4", "--workers", "2", "--duration",

@@ -10,12 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import run_ends
 from rig.report.data import store_verdicts
 from rig.waiting import wait_until
 from tests.rig.test_lifeline import _with_cmdline
 from tests.sigkill import kill_after
+
+pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 RIG = [sys.executable, "-m", "rig.cli"]
 
