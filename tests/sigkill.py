@@ -23,9 +23,10 @@ def finished_rows(run_dir: Path) -> int:
         store.close()
 
 
-def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120) -> None:
-    """Start `cmd`, SIGKILL it as soon as `rows` rows are done (fails if they never are)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120) -> int:
+    """Start `cmd` in a process group of its own, SIGKILL it as soon as `rows` rows are done (fails if they
+    never are); returns the group id, to look for anything of it left."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         assert wait_until(lambda: finished_rows(run_dir) >= rows, timeout_s, interval_s=0.05), \
             f"{cmd[3]} never got going"
@@ -34,3 +35,4 @@ def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return proc.pid

@@ -18,6 +18,7 @@ from rig.config import RigConfig, load_config
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
 from rig.gate.session import now_iso
+from rig.interrupt import graceful_stop
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
@@ -110,14 +111,19 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
                 progress(f"{turn.record_id} → {verdict.value}", counter["n"], total)
 
         target_down: str | None = None
-        for case in cases:
-            if all((1, key) in done for key, _ in case.turns):
-                counter["n"] += len(case.turns)
-                continue
-            driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
-                                on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus, target_down=target_down)
-            driver.run(quality_scenario(case.kind))
-            target_down = driver.target_down
+        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then the reports
+            for case in cases:
+                if all((1, key) in done for key, _ in case.turns):
+                    counter["n"] += len(case.turns)
+                    continue
+                if stop:
+                    store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done)")
+                    break
+                driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
+                                    on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
+                                    target_down=target_down)
+                driver.run(quality_scenario(case.kind))
+                target_down = driver.target_down
         tracer.flush()
         if started:
             settle_target_spans(store, receiver)
@@ -149,11 +155,11 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
         for e in store.evidence(kind="judge_proposal"):
             proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
     summary = quality_summary(store, records)
-    if ended_early:
-        summary.decision = Decision(
-            decision="fail" if summary.decision.decision == "fail" else "undecided",
-            reasons=[f"the run ended early (last evidence at {ended_early}); finished from its evidence by rig report",
-                     *summary.decision.reasons])
+    notes = ([f"the run ended early (last evidence at {ended_early}); finished from its evidence by rig report"]
+             if ended_early else []) + ([str(store.meta("stopped"))] if store.meta("stopped") else [])
+    if notes:
+        summary.decision = Decision(decision="fail" if summary.decision.decision == "fail" else "undecided",
+                                    reasons=[*notes, *summary.decision.reasons])
     sheets = build_sheets(records, eval_set, proposals)
     write_sheets(run_dir / "judge", sheets)
     (run_dir / "quality.json").write_text(quality_report(summary, records).model_dump_json(indent=2) + "\n",

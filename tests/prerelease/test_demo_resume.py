@@ -15,7 +15,7 @@ import pytest
 from rig.evidence import EvidenceStore
 from rig.prerelease import PrereleaseOptions, run_prerelease
 from rig.waiting import wait_until
-from tests.rig.test_lifeline import _with_cmdline
+from tests.rig.test_lifeline import nothing_left
 from tests.sigkill import finished_rows
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
@@ -40,7 +40,7 @@ def test_a_demo_killed_in_its_gate_resumes_keeping_its_finished_parts(tmp_path: 
             f"run_prerelease(PrereleaseOptions(out=Path({str(run_dir)!r}), reports_root=Path({str(tmp_path)!r}), "
             f"**{OPTIONS!r}))\n")
     log = (tmp_path / "demo.log").open("wb")
-    demo = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT)
+    demo = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         assert wait_until(lambda: finished_rows(run_dir / "gate") >= 2 or demo.poll() is not None, 240.0,
                           interval_s=0.05) and demo.poll() is None, (tmp_path / "demo.log").read_text()[-3000:]
@@ -49,7 +49,7 @@ def test_a_demo_killed_in_its_gate_resumes_keeping_its_finished_parts(tmp_path: 
     finally:
         if demo.poll() is None:
             demo.kill()
-    assert wait_until(lambda: not _with_cmdline(str(run_dir)), 30.0, interval_s=0.2), _with_cmdline(str(run_dir))
+    nothing_left(run_dir, demo.pid)
     load_json = (run_dir / "load" / "load.json").read_bytes()
     store = EvidenceStore(run_dir / "gate" / "evidence.sqlite3")
     before = {c.case_id: c.started_ms for c in store.cases() if c.status == "done"}

@@ -14,6 +14,27 @@ from rig.lifeline import start_time
 from rig.waiting import wait_until
 
 
+def in_group(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group `pgid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def nothing_left(run_dir: Path, pgid: int) -> None:
+    """Wait for every process of a killed rig to be gone: by its process group and by its command line."""
+    gone = wait_until(lambda: not in_group(pgid) and not _with_cmdline(str(run_dir)), 30.0, interval_s=0.2)
+    assert gone, f"left running: group {in_group(pgid)}, by command line {_with_cmdline(str(run_dir))}"
+
+
 def _with_cmdline(fragment: str) -> list[int]:
     """Live (non-zombie) processes whose command line holds `fragment`."""
     found = []
@@ -57,15 +78,15 @@ def test_a_guarded_child_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
 def test_sigkill_of_a_distributed_load_run_leaves_no_process_of_it(tmp_path: Path) -> None:
     run_dir = tmp_path / "load-run"
     rig = subprocess.Popen([sys.executable, "-m", "rig.cli", "load", "--users", "4", "--workers", "2", "--duration",
-                            "60s", "--out", str(run_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            "60s", "--out", str(run_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
     try:
         # the workbench (its data under the run directory) and the Locust master and both workers are up
         assert wait_until(lambda: len(_with_cmdline(str(run_dir))) >= 4, 120.0, interval_s=0.2), \
             _with_cmdline(str(run_dir))
         os.kill(rig.pid, signal.SIGKILL)
         rig.wait(timeout=10)
-        assert wait_until(lambda: not _with_cmdline(str(run_dir)), 30.0, interval_s=0.2), \
-            f"left running: {_with_cmdline(str(run_dir))}"
+        nothing_left(run_dir, rig.pid)
         assert (run_dir / "evidence.sqlite3").exists(), "the evidence store stays for a later report"
     finally:
         for pid in _with_cmdline(str(run_dir)):

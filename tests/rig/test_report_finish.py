@@ -14,10 +14,11 @@ import pytest
 
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import run_ends
+from rig.quality.summary import turn_records
 from rig.report.data import store_verdicts
 from rig.waiting import wait_until
-from tests.rig.test_lifeline import _with_cmdline
-from tests.sigkill import kill_after
+from tests.rig.test_lifeline import nothing_left
+from tests.sigkill import finished_rows, kill_after
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -29,14 +30,10 @@ def _report(run_dir: Path) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "COLUMNS": "200"})
 
 
-def _nothing_left(run_dir: Path) -> None:
-    assert wait_until(lambda: not _with_cmdline(str(run_dir)), 30.0, interval_s=0.2), _with_cmdline(str(run_dir))
-
-
 def test_a_killed_gate_is_finished_from_its_evidence(tmp_path: Path) -> None:
     run_dir = tmp_path / "gate"
-    kill_after([*RIG, "gate", "--cases", "1-12", "--out", str(run_dir)], run_dir, 3)
-    _nothing_left(run_dir)
+    group = kill_after([*RIG, "gate", "--cases", "1-12", "--out", str(run_dir)], run_dir, 3)
+    nothing_left(run_dir, group)
     done = _report(run_dir)
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert "ended early" in done.stdout
@@ -54,7 +51,7 @@ def test_a_killed_gate_is_finished_from_its_evidence(tmp_path: Path) -> None:
 def test_a_killed_distributed_load_run_is_finished_from_its_evidence(tmp_path: Path) -> None:
     run_dir = tmp_path / "load"
     rig = subprocess.Popen([*RIG, "load", "--users", "4", "--workers", "2", "--duration", "60s", "--out", str(run_dir)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         def runs_recorded() -> bool:
             if not (run_dir / "evidence.sqlite3").exists():
@@ -71,7 +68,7 @@ def test_a_killed_distributed_load_run_is_finished_from_its_evidence(tmp_path: P
     finally:
         if rig.poll() is None:
             rig.kill()
-    _nothing_left(run_dir)
+    nothing_left(run_dir, rig.pid)
     done = _report(run_dir)
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     summary = json.loads((run_dir / "load.json").read_text())
@@ -87,17 +84,34 @@ def test_a_killed_distributed_load_run_is_finished_from_its_evidence(tmp_path: P
 
 def test_a_killed_quality_run_is_finished_from_its_evidence(tmp_path: Path) -> None:
     run_dir = tmp_path / "quality"
-    kill_after([*RIG, "quality", "--case", "专家-01", "--case", "专家-02", "--case", "专家-03", "--case", "专家-04",
-                "--out", str(run_dir)], run_dir, 2)
-    _nothing_left(run_dir)
+    group = kill_after([*RIG, "quality", "--case", "专家-01", "--case", "专家-02", "--case", "专家-03", "--case", "专家-04",
+                        "--out", str(run_dir)], run_dir, 2)
+    nothing_left(run_dir, group)
     done = _report(run_dir)
     assert done.returncode in (1, 2), done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads((run_dir / "quality.json").read_text())
     store = EvidenceStore(run_dir / "evidence.sqlite3")
     try:
-        finished = len(store.done_cases())
+        finished, recorded = len(store.done_cases()), [r.record_id for r in turn_records(store)]
     finally:
         store.close()
-    assert len(report["turns"]) == finished >= 2, (len(report["turns"]), finished)
+    # every turn the store recorded is in quality.json (a turn can be recorded just before its case row is closed)
+    assert [t["record_id"] for t in report["turns"]] == recorded and len(recorded) >= finished >= 2
     decision = report["summary"]["decision"]
     assert decision["decision"] in ("undecided", "fail") and "ended early" in decision["reasons"][0], decision
+
+
+def test_one_sigterm_ends_a_quality_run_after_its_case_in_flight(tmp_path: Path) -> None:
+    run_dir = tmp_path / "quality"
+    rig = subprocess.Popen([*RIG, "quality", "--out", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env={**os.environ, "COLUMNS": "200"})
+    try:
+        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
+        rig.send_signal(signal.SIGTERM)
+        out, _ = rig.communicate(timeout=180)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode == 2, out[-3000:]
+    decision = json.loads((run_dir / "quality.json").read_text())["summary"]["decision"]
+    assert decision["decision"] == "undecided" and "stopped by SIGTERM" in decision["reasons"][0], decision
