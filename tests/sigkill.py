@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from rig.evidence import EvidenceStore
@@ -36,3 +37,18 @@ def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120)
         if proc.poll() is None:
             proc.kill()
     return proc.pid
+
+
+def signal_when(cmd: list[str], ready: Callable[[], object], sig: int = signal.SIGTERM, timeout_s: float = 180
+                ) -> tuple[int, str]:
+    """Start `cmd`, send it `sig` once `ready()` holds, and return its exit code and output once it ended."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    try:
+        assert wait_until(ready, timeout_s, interval_s=0.05), f"{cmd[3]} never got going"
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out

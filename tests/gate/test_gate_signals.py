@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rig.waiting import wait_until
-from tests.sigkill import finished_rows
+from tests.sigkill import finished_rows, signal_when
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -27,15 +27,9 @@ def _start(run_dir: Path) -> subprocess.Popen[str]:
 
 def test_one_sigterm_finishes_the_case_in_flight_and_writes_the_reports(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    rig = _start(run_dir)
-    try:
-        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
-        rig.send_signal(signal.SIGTERM)
-        out, _ = rig.communicate(timeout=180)
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-    assert rig.returncode == 2, out[-3000:]
+    code, out = signal_when([*RIG, "gate", "--cases", "1-12", "--out", str(run_dir)],
+                            lambda: finished_rows(run_dir) >= 2)
+    assert code == 2, out[-3000:]
     results = json.loads((run_dir / "results.json").read_text())
     assert results["decision"] == "undecided"
     assert any("stopped by SIGTERM" in r for r in results["reasons"]), results["reasons"]

@@ -4,9 +4,6 @@ load.json, and the run decides "undecided" saying why (exit 2)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,8 +11,8 @@ import pytest
 
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import run_ends
-from rig.waiting import wait_until
 from tests.schema_check import assert_valid
+from tests.sigkill import signal_when
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -32,17 +29,9 @@ def _runs(run_dir: Path) -> int:
 
 def test_sigterm_mid_stream_gives_a_complete_load_json(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    rig = subprocess.Popen([sys.executable, "-m", "rig.cli", "load", "--users", "4", "--workers", "2", "--duration",
-                            "90s", "--think", "0.2-0.5", "--out", str(run_dir)], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
-    try:
-        assert wait_until(lambda: _runs(run_dir) >= 5, 180.0, interval_s=0.5), "the load never recorded a run"
-        rig.send_signal(signal.SIGTERM)
-        out, _ = rig.communicate(timeout=120)
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-    assert rig.returncode == 2, out[-3000:]
+    code, out = signal_when([sys.executable, "-m", "rig.cli", "load", "--users", "4", "--workers", "2", "--duration",
+                             "90s", "--think", "0.2-0.5", "--out", str(run_dir)], lambda: _runs(run_dir) >= 5)
+    assert code == 2, out[-3000:]
     assert "stopped by SIGTERM" in out, out[-3000:]
     assert_valid("load", run_dir / "load.json")
     summary = json.loads((run_dir / "load.json").read_text())

@@ -18,7 +18,7 @@ from rig.quality.summary import turn_records
 from rig.report.data import store_verdicts
 from rig.waiting import wait_until
 from tests.rig.test_lifeline import nothing_left
-from tests.sigkill import finished_rows, kill_after
+from tests.sigkill import finished_rows, kill_after, signal_when
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -103,15 +103,7 @@ def test_a_killed_quality_run_is_finished_from_its_evidence(tmp_path: Path) -> N
 
 def test_one_sigterm_ends_a_quality_run_after_its_case_in_flight(tmp_path: Path) -> None:
     run_dir = tmp_path / "quality"
-    rig = subprocess.Popen([*RIG, "quality", "--out", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, env={**os.environ, "COLUMNS": "200"})
-    try:
-        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
-        rig.send_signal(signal.SIGTERM)
-        out, _ = rig.communicate(timeout=180)
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-    assert rig.returncode == 2, out[-3000:]
+    code, out = signal_when([*RIG, "quality", "--out", str(run_dir)], lambda: finished_rows(run_dir) >= 2)
+    assert code == 2, out[-3000:]
     decision = json.loads((run_dir / "quality.json").read_text())["summary"]["decision"]
     assert decision["decision"] == "undecided" and "stopped by SIGTERM" in decision["reasons"][0], decision
