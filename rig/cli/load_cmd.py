@@ -23,6 +23,9 @@ def load(
     expect_workers: Annotated[int | None, typer.Option(help="Workers the master waits for (incl. remote).")] = None,
     master_host: Annotated[str | None, typer.Option(help="With --worker-only: the master to join.")] = None,
     master_port: Annotated[int | None, typer.Option(help="Master port (both sides).")] = None,
+    master_bind_host: Annotated[str, typer.Option(
+        help="Interface the master listens on for workers: 0.0.0.0 or its address when workers run elsewhere.")
+    ] = "127.0.0.1",
     worker_only: Annotated[bool, typer.Option(help="Start workers only, joining --master-host.")] = False,
     target: Annotated[str | None, typer.Option(help="External target URL (needs --config).")] = None,
     config: Annotated[Path | None, typer.Option(help="rig.yaml with accounts.")] = None,
@@ -59,7 +62,8 @@ def load(
     try:
         options = LoadOptions(users=users, spawn_rate=spawn_rate, duration_s=duration, arrival=arrival,
                               rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
-                              master_port=master_port, worker_only=worker_only, target=target, config=config, out=out,
+                              master_port=master_port, master_bind=master_bind_host, worker_only=worker_only,
+                              target=target, config=config, out=out,
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,

@@ -1,7 +1,8 @@
 """The rig's hooks into Locust, installed by the locustfile `rig load` starts (`install()`).
 
 - custom options (`--rig-plan`, `--rig-workers`);
-- workers ship their rows to the master with each stats report; the master merges them;
+- workers ship their rows to the master with each stats report (and note each report in their ledger);
+  the master merges them and keeps its book of workers (joined, reports, lost, back: rig.load.workers);
 - the aggregating process serves the rig's Prometheus endpoint, writes rows to the evidence store, samples
   users, workers and the target's CPU and memory (from the adapter's `metrics_text()`), and at the end
   leaves `metrics.prom` in the run directory and pushes to a Pushgateway when one is configured.
@@ -25,6 +26,7 @@ from rig.errors import RigError
 from rig.evidence import EvidenceStore, Measure
 from rig.load.plan import LoadPlan
 from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of
+from rig.load.workers import WorkerBook, WorkerLedger, report_counts
 from rig.measure.recorder import unpack
 from rig.promtext import sample_value
 
@@ -35,6 +37,7 @@ _SERVING: list[bool] = []
 _CLOCK: list[Any] = []
 _LAST_REPORT: dict[str, float] = {}  # worker id → monotonic time of its last stats report
 FINAL_REPORT_S = 15.0  # how long the master waits for the workers' last reports after their users stopped
+BOOK = WorkerBook(save=lambda records: RECORDER.store.set_meta("workers", records) if RECORDER.store else None)
 
 
 def install() -> None:
@@ -59,19 +62,25 @@ def _init(environment: Any, **_: Any) -> None:
     if isinstance(runner, WorkerRunner):
         RECORDER.aggregating = False
         RECORDER.origin = runner.client_id
+        ledger = WorkerLedger.from_env()
 
         def ship(client_id: str, data: dict[str, Any]) -> None:
             data["rig_samples"] = RECORDER.drain_outbox()
+            if ledger is not None:
+                ledger.shipped(client_id, len(data["rig_samples"]), *report_counts(data))
 
         events.report_to_master.add_listener(ship)
         return
     RECORDER.origin = "master" if isinstance(runner, MasterRunner) else "local"
     if isinstance(runner, MasterRunner):
         def merge(client_id: str, data: dict[str, Any]) -> None:
-            RECORDER.ingest([unpack(r, client_id) for r in data.get("rig_samples") or []], client_id)
+            rows = [unpack(r, client_id) for r in data.get("rig_samples") or []]
+            RECORDER.ingest(rows, client_id)
+            BOOK.report(client_id, len(rows), *report_counts(data))
             _LAST_REPORT[client_id] = time.monotonic()
 
         events.worker_report.add_listener(merge)
+        events.heartbeat_sent.add_listener(lambda client_id, **_: BOOK.heard(client_id))
     events.test_start.add_listener(_start)
     events.spawning_complete.add_listener(_spawned)
     events.quitting.add_listener(_quit)
@@ -114,20 +123,44 @@ def _end_after(environment: Any, duration_s: float) -> None:
     then quit. Locust's own `--run-time` quit gives workers a fixed half second, which a busy machine misses."""
     gevent.sleep(duration_s)
     runner = environment.runner
-    workers = list(runner.clients) if isinstance(runner, MasterRunner) else []  # stop() forgets them as they stop
+    master = isinstance(runner, MasterRunner)
+    if master:
+        _observe(runner)
+    # a worker already lost sends nothing more: waiting for it would only make the run end late
+    workers = [c.id for c in runner.clients.all if c.state != "missing"] if master else []
     runner.stop()
     stopped = time.monotonic()
     deadline = stopped + FINAL_REPORT_S
-    while time.monotonic() < deadline and any(_LAST_REPORT.get(w, 0.0) <= stopped for w in workers):
+
+    def waiting() -> list[str]:
+        return [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped and not _missing(runner, w)]
+
+    while time.monotonic() < deadline and waiting():
         gevent.sleep(0.1)
-    missing = [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped]
-    if missing:
+    late = [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped]
+    if late:
         log.warning("no last report from worker(s) %s within %.0f s; their last requests are not counted",
-                    ", ".join(missing), FINAL_REPORT_S)
+                    ", ".join(late), FINAL_REPORT_S)
+    if master:
+        _observe(runner)
     runner.quit()
 
 
+def _missing(runner: Any, worker_id: str) -> bool:
+    node = runner.clients.get(worker_id)
+    return node is not None and node.state == "missing"
+
+
+def _observe(runner: Any) -> None:
+    """Bring the book of workers up to date with the master's view of them."""
+    BOOK.observe({c.id: c.state for c in runner.clients.all},
+                 stopping=runner.state in ("stopping", "stopped", "quitting", "cleanup"))
+
+
 def _quit(environment: Any, **_: Any) -> None:
+    if isinstance(environment.runner, MasterRunner):
+        _observe(environment.runner)
+        BOOK.save(force=True)
     RECORDER.flush()
     plan = plan_of(environment)
     from prometheus_client import generate_latest, push_to_gateway
@@ -164,6 +197,7 @@ def _sample_loop(environment: Any, plan: LoadPlan) -> None:
             points["users"].append((now, users))
             if isinstance(environment.runner, MasterRunner):
                 metrics.workers.set(len(environment.runner.clients.ready) + len(environment.runner.clients.running))
+                _observe(environment.runner)
             if adapter is not None:
                 try:
                     text = adapter.metrics_text()

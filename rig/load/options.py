@@ -40,6 +40,7 @@ class LoadOptions(BaseModel):
     expect_workers: int | None = None
     master_host: str | None = None
     master_port: int | None = None
+    master_bind: str = "127.0.0.1"  # the master's interface for workers (0.0.0.0 or its address: workers elsewhere)
     worker_only: bool = False
     target: str | None = None
     config: Path | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rig.errors import ConfigError
 from rig.lifeline import guard
+from rig.load.workers import LEDGER_ENV
 from rig.plugins import locustfile_module
 
 STOP_TIMEOUT_S = 30  # how long a stopping user may take to finish its task
@@ -60,6 +61,8 @@ class LocustProcesses:
 
 
 def _spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    if "--worker" in args:
+        env = {**env, LEDGER_ENV: str(log.with_suffix(".ledger.jsonl"))}
     with log.open("ab") as out:
         return guard(subprocess.Popen([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
                                       stderr=subprocess.STDOUT, env=env))
@@ -68,9 +71,10 @@ def _spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[
 def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str = "", total_users: int,
                  spawn_rate: float,
                  duration_s: float, workers: int, expect_workers: int | None, secrets_json: str,
-                 master_host: str | None = None, master_port: int | None = None,
+                 master_host: str | None = None, master_port: int | None = None, master_bind: str = "127.0.0.1",
                  worker_only: bool = False) -> LocustProcesses:
-    """Start the processes; `worker_only` joins a master elsewhere (`--master-host`)."""
+    """Start the processes; `worker_only` joins a master elsewhere (`--master-host`). Each worker keeps a
+    ledger of the reports it shipped next to its log (`locust-worker-N.ledger.jsonl`)."""
     env = {**os.environ, "RIG_LOAD_SECRETS": secrets_json, "PYTHONUNBUFFERED": "1"}
     procs = LocustProcesses()
     # every process lets a stopping user finish its task (a user killed mid-request leaves a request the target
@@ -95,7 +99,7 @@ def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str =
     if workers == 0 and not expect_workers:
         procs.master = _spawn([*run, *common], log, env)
         return procs
-    bind = "0.0.0.0" if master_host == "0.0.0.0" else "127.0.0.1"
+    bind = "0.0.0.0" if master_host == "0.0.0.0" else master_bind
     procs.master = _spawn([*run, "--master", "--master-bind-host", bind, "--master-bind-port", str(port),
                            "--expect-workers", str(expect_workers or workers), *common], log, env)
     for i in range(workers):

@@ -25,6 +25,7 @@ from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, free_port, start_locust, wait_bounded
 from rig.load.summary import LoadSummary, load_summary, observed_for_policy
+from rig.load.workers import WorkerRecord
 from rig.policy import Decision, Policy, decide_gate, load_policy
 from rig.redact import Redactor
 from rig.report.data import build_report_data
@@ -114,9 +115,23 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
                             reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
     if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
         failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
-        return Decision(decision="undecided", reasons=[f"{summary.login_failures} login(s) failed ({', '.join(failed)})",
-                                                       *decision.reasons])
+        decision = Decision(decision="undecided", reasons=[
+            f"{summary.login_failures} login(s) failed ({', '.join(failed)})", *decision.reasons])
+    if summary.lost_workers and decision.decision != "fail":  # the load fell while the run went on
+        decision = Decision(decision="undecided", reasons=[*map(lost_worker_line, summary.lost_workers),
+                                                           *decision.reasons])
     return decision
+
+
+def lost_worker_line(w: WorkerRecord) -> str:
+    """`worker H lost at 12:00:03 (last heard 12:00:01), 41 rows and 230 requests counted from it`."""
+    def clock(ms: float | None) -> str:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S") if ms else "?"
+
+    when = f"lost at {clock(w.lost_ms)} (last heard {clock(w.silent_since_ms)})" if w.lost_ms else "left mid-run"
+    if w.returned_ms:
+        when += f", back at {clock(w.returned_ms)}"
+    return f"worker {w.worker_id} {when}, {w.rows} rows and {w.requests} requests counted from it"
 
 
 def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
@@ -198,7 +213,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                              total_users=options.users + options.ingest_users,
                              spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
                              expect_workers=options.expect_workers, secrets_json=json.dumps(passwords),
-                             master_host=options.master_host, master_port=options.master_port)
+                             master_host=options.master_host, master_port=options.master_port,
+                             master_bind=options.master_bind)
         ctx.started_at = time.time() * 1000
         store.set_meta("load_started_ms", ctx.started_at)
         for hook in during or []:
@@ -245,6 +261,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             from rig.compare.baseline import decide_with_baseline
 
             decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
+        store.set_meta("decision", decision.model_dump(mode="json"))
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
         section = load_section(store, summary, bands(ctx) if bands else None)
         more: list[tuple[str, str]] = sections(ctx, summary) if sections else []

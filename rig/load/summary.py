@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
+from rig.load.workers import WorkerRecord
 from rig.measure.aggregate import TCodeStats, by_source, headlines, run_ends
 from rig.measure.tcodes import is_tcode
 from rig.stats import summarize
@@ -68,6 +69,11 @@ class LoadSummary(BaseModel):
     samples_by_origin: dict[str, int]
     locust: LocustTotals
     chaos: dict[str, Any] | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
+    worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
+
+    @property
+    def lost_workers(self) -> list[WorkerRecord]:
+        return [w for w in self.worker_nodes if w.lost]
 
 
 def locust_rows(run_dir: Path) -> list[LocustRow]:
@@ -129,7 +135,8 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
         error_ratio=failed / attempts if attempts else 0.0, errors_by_reason=errors, login_failures=logins,
         end_states=dict(ends), send_lag=SendLag(count=lag.count, p50=lag.p50, p99=lag.p99, max=lag.max),
-        workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust)
+        workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust,
+        worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []])
 
 
 def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:

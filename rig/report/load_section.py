@@ -49,4 +49,21 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
             f"{summary.requests} HTTP requests ({summary.requests_per_s:.1f}/s), error ratio {summary.error_ratio:.2%}, "
             f"send lag p99 {summary.send_lag.p99 or 0:.1f} ms</p>"
             f"<table><tr><th>code</th><th>source</th><th>n</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th></tr>"
-            f"{rows}</table><ul>{errors}</ul>" + "".join(f"<div>{c}</div>" for c in charts))
+            f"{rows}</table><ul>{errors}</ul>" + _workers(summary, t0) + "".join(f"<div>{c}</div>" for c in charts))
+
+
+def _workers(summary: LoadSummary, t0: float) -> str:
+    """Each worker as the master saw it: what it sent, and when it was lost or came back."""
+    if not summary.worker_nodes:
+        return ""
+
+    def at(ms: float | None) -> str:
+        return f"+{(ms - t0) / 1000:.1f} s" if ms else ""
+
+    rows = "".join(
+        f"<tr><td>{escape(w.worker_id)}</td><td>{escape(w.state)}</td><td class=num>{w.reports}</td>"
+        f"<td class=num>{w.rows}</td><td class=num>{w.requests}</td><td>{at(w.lost_ms)}</td>"
+        f"<td>{at(w.silent_since_ms)}</td><td>{at(w.returned_ms)}</td></tr>" for w in summary.worker_nodes)
+    lost = len(summary.lost_workers)
+    return (f"<h3>workers ({lost} lost)</h3><table><tr><th>worker</th><th>state</th><th>reports</th><th>rows</th>"
+            f"<th>requests</th><th>lost</th><th>last heard before</th><th>back</th></tr>{rows}</table>")
