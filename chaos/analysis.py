@@ -103,6 +103,8 @@ def analyse(store: EvidenceStore, retention: dict[str, Any] | None = None) -> di
             continue
         in_flight = [r for r in runs.values() if not r.resumed_from and r.submit_ms <= end and r.end_ms >= start]
         submitted = [r for r in runs.values() if start <= r.submit_ms <= end]
+        following = [w2["started_ms"] for w2 in windows if (w2.get("started_ms") or 0) > start]
+        after = [r for r in runs.values() if end < r.submit_ms and r.end_ms < min(following, default=float("inf"))]
         entry: dict[str, Any] = {
             "step": w["step"], "fault": f"{w['via']} {w['point']}/{w['mode']}", "via": w["via"],
             "started_ms": start, "ended_ms": end, "seconds": round((end - start) / 1000, 3),
@@ -115,6 +117,10 @@ def analyse(store: EvidenceStore, retention: dict[str, Any] | None = None) -> di
                                   [r.t4_ms for r in base if r.t4_ms is not None]),
             "T5_shift_ms": _shift([r.t5_ms for r in submitted if r.t5_ms is not None],
                                   [r.t5_ms for r in base if r.t5_ms is not None]),
+            # runs submitted after the window closed (and ended before the next one opened): the fault's
+            # effect must be gone there
+            "T4_after_ms": _shift([r.t4_ms for r in after if r.t4_ms is not None],
+                                  [r.t4_ms for r in base if r.t4_ms is not None]),
         }
         if w["via"] == "restart":
             later = sorted((r for r in runs.values() if r.completed and r.submit_ms >= start and r.end_ms > end),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -63,6 +64,52 @@ def http_proxy(
     _serve(HttpFaultProxy(upstream, seed=seed, record_path=record), listen, rule or [])
 
 
+@app.command("net-proxy")
+def net_proxy(
+    upstream: Annotated[str, typer.Option(help="HOST:PORT of the service behind the relay (the target, on loopback).")],
+    listen: Annotated[str, typer.Option(help="HOST:PORT clients reach the service at (the host's address).")],
+    control: Annotated[str, typer.Option(help="HOST:PORT of the control API (/_rig/rules).")] = "127.0.0.1:8092",
+    rule: Annotated[list[str] | None, typer.Option(
+        help='A rule as JSON, repeatable: \'{"mode":"latency","delay_ms":100}\'.')] = None,
+    record: Annotated[Path | None, typer.Option(help="On exit, write every connection (peer, bytes, reset) here.")]
+    = None,
+) -> None:
+    """Serve a TCP relay with link faults in front of the target, for hosts without netem: latency (a delay
+    line, one way), partition, reset. Schedules use it as `via: network` with `proxies: {network: CONTROL_URL}`."""
+    from pydantic import ValidationError
+
+    from chaos.net_proxy import LinkFault, NetFaultProxy
+
+    up_host, up_port = _listen(upstream)
+    proxy = NetFaultProxy(up_host, up_port)
+    for text in rule or []:
+        try:
+            proxy.add(LinkFault.model_validate_json(text))
+        except ValidationError as exc:
+            console.print(f"[red]error:[/] rule {text!r}: {exc.errors()[0]['msg']}")
+            raise typer.Exit(2) from None
+    try:
+        relay, url = proxy.start(_listen(listen), _listen(control))
+    except OSError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    console.print(f"[bold]network fault proxy[/] tcp://{relay} → tcp://{up_host}:{up_port}; control {url}/_rig/rules; "
+                  "Ctrl-C stops")
+    import signal
+    import threading
+
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    proxy.stop()
+    if record is not None:
+        record.write_text(json.dumps([link.model_dump(mode="json") for link in proxy.links()], indent=1),
+                          encoding="utf-8")
+
+
 def _serve(proxy: object, listen: str, rules: list[str]) -> None:
     from pydantic import ValidationError
 
@@ -121,7 +168,7 @@ def modes() -> None:
 
     table = Table("via", "points", "modes", title="fault vocabulary")
     points = {"target": ", ".join(TARGET_POINTS), "llm_proxy": "llm", "http_proxy": "a path glob",
-              "restart": "process"}
+              "restart": "process", "network": "link"}
     for via, m in MODES.items():
         table.add_row(via, points[via], ", ".join(m))
     console.print(table)

@@ -66,7 +66,8 @@ class Injectors:
             return Applied(fault=fault, started_ms=began, record=record)
         url = self._proxy_url(fault)
         assert url is not None
-        return Applied(fault=fault, started_ms=began, handle=ProxyControl(url).add(fault.proxy_rule()))
+        rule = fault.link_rule().model_dump() if fault.via == "network" else fault.proxy_rule()
+        return Applied(fault=fault, started_ms=began, handle=ProxyControl(url).add(rule))
 
     def rollback(self, applied: Applied) -> dict[str, Any]:
         """Remove the fault; a restart has nothing to roll back."""

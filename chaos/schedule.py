@@ -11,7 +11,7 @@
       - {name: restart, at: 20s, fault: {via: restart, mode: kill}}
     rollbacks:
       - {name: clear-everything, action: clear_all}
-    proxies: {llm_proxy: http://127.0.0.1:8090}
+    proxies: {llm_proxy: http://127.0.0.1:8090}    # network: the net proxy's control URL (rig chaos net-proxy)
 
 The hypothesis is checked before the first fault and after the last one has ended; every timed fault is
 rolled back when its window ends, and the rollbacks run at the end whatever happened.
@@ -85,7 +85,7 @@ class Schedule(BaseModel):
     hypothesis: Hypothesis = Field(default_factory=Hypothesis, alias="steady-state-hypothesis")
     method: list[Step] = Field(min_length=1)
     rollbacks: list[Rollback] = Field(default_factory=lambda: [Rollback(name="clear-everything")])
-    proxies: dict[Literal["llm_proxy", "http_proxy"], str] = Field(default_factory=dict)
+    proxies: dict[Literal["llm_proxy", "http_proxy", "network"], str] = Field(default_factory=dict)
 
     @field_validator("method")
     @classmethod

@@ -8,6 +8,8 @@
     via: http_proxy  the HTTP fault proxy (point: a path glob): latency, status, reset, slow_body, cut
     via: restart     the target's process or container (point `process`): kill (SIGKILL), term (SIGTERM),
                      restart (docker restart), stop_start
+    via: network     the target's link, through the network fault proxy on its host (point `link`): latency
+                     (delay_ms one way, `direction` from_target | to_target | both), partition, reset
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaos.http_proxy import HTTP_MODES
 from chaos.llm_proxy import LLM_MODES
+from chaos.net_proxy import NET_MODES, Direction, LinkFault
 from chaos.rules import ProxyFault
 
-Via = Literal["target", "llm_proxy", "http_proxy", "restart"]
+Via = Literal["target", "llm_proxy", "http_proxy", "restart", "network"]
 TARGET_POINTS = ("internal_search", "encode", "query", "expand", "llm", "summarize", "trace_export")
 TARGET_MODES = ("error", "timeout", "delay", "empty", "repeat_same", "no_usage")
 RESTART_MODES = ("kill", "term", "restart", "stop_start")
 MODES: dict[str, tuple[str, ...]] = {"target": TARGET_MODES, "llm_proxy": LLM_MODES, "http_proxy": HTTP_MODES,
-                                     "restart": RESTART_MODES}
+                                     "restart": RESTART_MODES, "network": NET_MODES}
 
 
 class Fault(BaseModel):
@@ -44,7 +47,8 @@ class Fault(BaseModel):
     after_chunks: int | None = Field(None, ge=0)
     method: str = "*"
     match: str | None = None
-    proxy_url: str | None = Field(None, description="llm_proxy / http_proxy: the proxy's base URL")
+    direction: Direction | None = Field(None, description="network latency: which way (default from_target)")
+    proxy_url: str | None = Field(None, description="llm_proxy / http_proxy / network: the proxy's control URL")
 
     @model_validator(mode="after")
     def _valid(self) -> Fault:
@@ -58,6 +62,9 @@ class Fault(BaseModel):
                 raise ValueError("the target's fault points have no probability; use times, or a proxy")
         elif self.via == "restart":
             self.point = self.point or "process"
+        elif self.via == "network":
+            self.point = self.point or "link"
+            self.link_rule()  # the network proxy's own checks (latency needs delay_ms)
         elif self.via == "llm_proxy":
             self.point = self.point or "llm"
             self.proxy_rule()  # the proxy's own checks (delay_ms needed, ...)
@@ -75,6 +82,11 @@ class Fault(BaseModel):
         """The body of `POST /_chaos/faults`."""
         return {k: v for k, v in {"point": self.point, "mode": self.mode, "times": self.times,
                                   "delay_ms": self.delay_ms, "match": self.match}.items() if v is not None}
+
+    def link_rule(self) -> LinkFault:
+        """The rule the network fault proxy applies."""
+        return LinkFault(mode=self.mode, delay_ms=self.delay_ms,
+                         direction=self.direction or "from_target")
 
     def proxy_rule(self) -> ProxyFault:
         """The rule a fault proxy applies."""
