@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test test-slow peers test-peers stress lint clean
+.PHONY: setup system demo test test-slow peers test-peers stress lab lint clean
 
 setup: system $(STAMP)
 
@@ -23,7 +23,8 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest
 
-# The long integration tests (full demos, repeated gates, load comparisons, kills and resumes): ~10 min.
+# The long integration tests (full demos, repeated gates, load comparisons, kills and resumes, the multi-host
+# lab in network namespaces, which needs root): ~13 min.
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
@@ -37,6 +38,11 @@ test-peers: peers
 # The rig beside a bounded CPU hog on every core: 5 demos and a 5-times repeated gate with browsers (~40 min).
 stress: setup
 	$(BIN)/python scripts/stress.py --demo 5 --gate-repeat 5 --out reports/stress
+
+# A 30 s load across hosts made of network namespaces (root): target, master, 2 workers; one worker's host
+# crashes at 10 s and the target's link is slowed by 100 ms from 12 s to 22 s. Prints shipped vs merged.
+lab: setup
+	$(BIN)/rig lab run --workers 2 --duration 30s --kill-worker-at 10s --latency 100 --latency-at 12s --latency-for 10s
 
 lint: setup
 	$(BIN)/ruff check rig workbench scenarios chaos tests bench

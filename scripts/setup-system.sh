@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the rig needs: a CJK font for the fixture corpus, Chromium for browser timing,
-# Prometheus and Pushgateway for dashboard tests. Installs what is missing when run as root.
+# Prometheus and Pushgateway for dashboard tests, iproute2 for the multi-host lab. Installs what is missing
+# when run as root.
 set -euo pipefail
 
 need=()
@@ -8,6 +9,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-pushgateway >/dev/null 2>&1 || need+=(prometheus-pushgateway)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

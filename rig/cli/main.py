@@ -14,6 +14,7 @@ from rig.cli import (
     demo_cmd,
     fixtures_cmd,
     gate_cmd,
+    lab_cmd,
     langfuse_cmd,
     load_cmd,
     quality_cmd,
@@ -38,6 +39,7 @@ app.command("compare")(compare_cmd.compare)
 app.command("history")(compare_cmd.history)
 app.command("report")(report_cmd.report)
 app.add_typer(langfuse_cmd.app, name="langfuse")
+app.add_typer(lab_cmd.app, name="lab")
 for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
     try:
         app.add_typer(_ep.load(), name=_ep.name)
