@@ -7,22 +7,38 @@ import inspect
 import json
 from pathlib import Path
 
+import pytest
+
 from chaos import ctk
 from chaos.llm_proxy import LlmFaultProxy
+from rig.errors import RigError
 from tests.conftest import CHAOS_TOKEN, LiveWorkbench
 
 EXPERIMENT = Path(__file__).resolve().parents[2] / "docs" / "ctk-experiment.json"
 
 
-def test_target_actions_and_probes(live: LiveWorkbench) -> None:
-    assert ctk.target_ready(live.url) is True
-    assert ctk.target_ready("http://127.0.0.1:9") is False
-    added = ctk.inject_target_fault(live.url, CHAOS_TOKEN, "internal_search", "error", times=1)
+def test_target_actions_and_probes_go_through_the_configured_adapter(live: LiveWorkbench, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "rig.yaml"
+    config.write_text("\n".join(["target:", f"  url: {live.url}", "  chaos_token_env: CTK_TOKEN", "accounts:",
+                                 f"  a: {{username: {live.a.username}, password_env: CTK_A}}",
+                                 f"  b: {{username: {live.b.username}, password_env: CTK_B}}", ""]))
+    monkeypatch.setenv("CTK_TOKEN", CHAOS_TOKEN)
+    monkeypatch.setenv("CTK_A", live.a.password)
+    monkeypatch.setenv("CTK_B", live.b.password)
+    assert ctk.target_ready(str(config)) is True
+    down = tmp_path / "down.yaml"
+    down.write_text(config.read_text().replace(live.url, "http://127.0.0.1:9"))
+    assert ctk.target_ready(str(down)) is False
+    added = ctk.inject_target_fault(str(config), "internal_search", "error", times=1)
     try:
-        faults = ctk.target_faults(live.url, CHAOS_TOKEN)
+        faults = ctk.target_faults(str(config))
         assert [f["fault_id"] for f in faults] == [added["fault_id"]] and faults[0]["fired"] == 0
     finally:
-        assert ctk.clear_target_faults(live.url, CHAOS_TOKEN) == {"cleared": 1}
+        assert ctk.clear_target_faults(str(config)) == {"cleared": 1}
+    monkeypatch.delenv("CTK_TOKEN")
+    with pytest.raises(RigError):  # without its token the target's chaos control is not there
+        ctk.target_faults(str(config))
 
 
 def test_proxy_actions_and_probes() -> None:
