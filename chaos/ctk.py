@@ -107,10 +107,13 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _library(adapter: Adapter, auth: Auth, paper: str) -> str:
-    """The document the probe asks about: in project `rig-ctk`, uploaded from the rig's corpus on first use."""
+def _library(adapter: Adapter, cfg: RigConfig, paper: str) -> tuple[Auth, str, str]:
+    """Account `a` logged in, and the project and document the probes ask about: project `rig-ctk` holding the
+    paper, uploaded from the rig's corpus on first use."""
     from rig.fixtures import ensure_corpus
 
+    account = cfg.accounts["a"]
+    auth = adapter.login(account.username, account.resolve_password())
     project = next((p.project_id for p in adapter.projects(auth) if p.name == CTK_PROJECT), None)
     if project is None:
         project = adapter.create_project(auth, CTK_PROJECT)
@@ -121,7 +124,7 @@ def _library(adapter: Adapter, auth: Auth, paper: str) -> str:
         corpus_dir, manifest = ensure_corpus()
         doc_id = adapter.upload(auth, project, corpus_dir / manifest.paper(paper).file, paper_id=paper).doc_id
     adapter.wait_documents(auth, project, {doc_id})
-    return doc_id
+    return auth, project, doc_id
 
 
 def answer_grounded(config: str, question: str = DEFAULT_QUESTION, paper: str = "P32",
@@ -135,10 +138,7 @@ def answer_grounded(config: str, question: str = DEFAULT_QUESTION, paper: str = 
     """
     adapter, cfg = _open(config)
     try:
-        account = cfg.accounts["a"]
-        auth = adapter.login(account.username, account.resolve_password())
-        doc_id = _library(adapter, auth, paper)
-        project = next(p.project_id for p in adapter.projects(auth) if p.name == CTK_PROJECT)
+        auth, project, doc_id = _library(adapter, cfg, paper)
         session = adapter.open_session(auth, project, [doc_id])
         began = time.monotonic()
         submitted = adapter.ask(auth, session.session_id, question)
@@ -180,10 +180,7 @@ def search_truthful(config: str, query: str = "eBay 卖家声誉徽章", paper: 
     """
     adapter, cfg = _open(config)
     try:
-        account = cfg.accounts["a"]
-        auth = adapter.login(account.username, account.resolve_password())
-        doc_id = _library(adapter, auth, paper)
-        project = next(p.project_id for p in adapter.projects(auth) if p.name == CTK_PROJECT)
+        auth, project, doc_id = _library(adapter, cfg, paper)
         found = adapter.search(auth, project, [query], [doc_id])
         results: list[dict[str, Any]] = []
         pages: dict[tuple[str, int | None], str] = {}

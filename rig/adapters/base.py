@@ -169,6 +169,10 @@ class Adapter(ABC):
     def logout(self, auth: Auth) -> None: ...
     @abstractmethod
     def me(self, auth: Auth | None) -> Me: ...
+    def me_status_with_cookies(self, cookies: dict[str, str]) -> int:
+        """The HTTP status the target's identity operation answers to a browser's cookies alone (no token):
+        how a browser session is checked from outside the browser (reliability case 5)."""
+        raise CapabilityMissing("cookie_session")
 
     # projects and documents
     @abstractmethod

@@ -112,6 +112,10 @@ class OpenWebUIAdapter(Adapter):
         data = self.json(auth, "GET", f"{API}/auths/", op="me")
         return Me(user_id=str(data["id"]), username=str(data.get("email") or data.get("name")))
 
+    def me_status_with_cookies(self, cookies: dict[str, str]) -> int:
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        return self.request(None, "GET", f"{API}/auths/", op="me", raise_for_status=False, headers={"cookie": cookie}).status_code
+
     # -- projects (knowledge bases) and documents (files) ----------------------------------------------------
     def create_project(self, auth: Auth, name: str) -> str:
         data = self.json(auth, "POST", f"{API}/knowledge/create", op="create_project",

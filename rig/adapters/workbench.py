@@ -79,6 +79,10 @@ class WorkbenchAdapter(Adapter):
     def me(self, auth: Auth | None) -> Me:
         return Me.model_validate(self.json(auth, "GET", f"{API}/me", op="me"))
 
+    def me_status_with_cookies(self, cookies: dict[str, str]) -> int:
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        return self.request(None, "GET", f"{API}/me", op="me", raise_for_status=False, headers={"cookie": cookie}).status_code
+
     # -- projects and documents ------------------------------------------------------------------------------
     def create_project(self, auth: Auth, name: str) -> str:
         return str(self.json(auth, "POST", f"{API}/projects", op="create_project", json={"name": name})["project_id"])

@@ -26,7 +26,9 @@ def load(
     master_bind_host: Annotated[str, typer.Option(
         help="Interface the master listens on for workers: 0.0.0.0 or its address when workers run elsewhere.")
     ] = "127.0.0.1",
-    worker_only: Annotated[bool, typer.Option(help="Start workers only, joining --master-host.")] = False,
+    worker_only: Annotated[bool, typer.Option(
+        help="Start workers only, joining --master-host; they end when the master does (or a minute after losing it).")
+    ] = False,
     target: Annotated[str | None, typer.Option(help="External target URL (needs --config).")] = None,
     config: Annotated[Path | None, typer.Option(help="rig.yaml with accounts.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-load).")] = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,26 +65,55 @@ def regressions(parts: list[Comparison]) -> list[str]:
     return out
 
 
+@dataclass
+class RunFiles:
+    """What a comparison reads of one run directory, read once: its manifest, load plan and measures."""
+
+    path: Path
+    manifest: RunManifest
+    plan: dict[str, Any]
+    measures: list[Measure]
+
+
+def read_run(path: Path) -> RunFiles:
+    """A run directory's manifest, plan (with the run's own user and worker counts) and measures; the evidence
+    store is opened once."""
+    manifest = _manifest(path)
+    plan: dict[str, Any] = {}
+    measures: list[Measure] = []
+    if (path / "evidence.sqlite3").exists():
+        store = EvidenceStore(path / "evidence.sqlite3")
+        try:
+            plan, measures = dict(store.meta("plan") or {}), store.measures()
+        finally:
+            store.close()
+    summary = path / "load.json"
+    if summary.exists():  # the user and worker counts are the run's, not the plan's
+        data = json.loads(summary.read_text(encoding="utf-8"))
+        plan.update({k: data.get(k) for k in ("users", "workers", "duration_s")})
+    return RunFiles(path, manifest, plan, measures)
+
+
 def compare_part(name: str, base: Path, new: Path, settings: CompareSettings) -> Comparison:
-    mb, mn = _manifest(base), _manifest(new)
-    out = Comparison(part=name, base_dir=str(base), new_dir=str(new), kind=mn.kind)
-    out.differences = differences(mb, mn, base, new)
+    rb, rn = read_run(base), read_run(new)
+    out = Comparison(part=name, base_dir=str(base), new_dir=str(new), kind=rn.manifest.kind)
+    out.differences = differences(rb, rn)
     if any(d.blocking for d in out.differences):
         return out
     out.verdict_changes = verdict_changes(base, new)
-    sb, sn = read_measures(base), read_measures(new)
-    out.tcodes = tcode_shifts(sb, sn, settings)
-    out.tokens_and_cost = usage_shifts(sb, sn, settings)
-    out.rates = rate_changes(sb, sn, settings)
-    out.throughput = throughput(base, new, mb, mn)
+    out.tcodes = tcode_shifts(rb.measures, rn.measures, settings)
+    out.tokens_and_cost = usage_shifts(rb.measures, rn.measures, settings)
+    out.rates = rate_changes(rb.measures, rn.measures, settings)
+    out.throughput = throughput(rb, rn)
     return out
 
 
-def differences(mb: RunManifest, mn: RunManifest, base: Path, new: Path) -> list[Difference]:
+def differences(rb: RunFiles, rn: RunFiles) -> list[Difference]:
     """Settings that differ, the blocking ones first (kind, eval set, corpus), then load shape and the rest."""
+    mb, mn = rb.manifest, rn.manifest
     out = [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f), blocking=True)
            for f in BLOCKING if getattr(mb, f) != getattr(mn, f)]
-    pb, pn = _plan(base), _plan(new)
+    pb, pn = rb.plan, rn.plan
     for key in ("users", "arrival", "rate_per_s", "duration_s", "workers"):
         if pb.get(key) != pn.get(key):
             out.append(Difference(field=f"load.{key}", base=pb.get(key), new=pn.get(key)))
@@ -175,13 +205,13 @@ def rate_changes(base: list[Measure], new: list[Measure], settings: CompareSetti
     return out
 
 
-def throughput(base: Path, new: Path, mb: RunManifest, mn: RunManifest) -> dict[str, Any] | None:
+def throughput(rb: RunFiles, rn: RunFiles) -> dict[str, Any] | None:
     """Completed runs per second, compared only at equal offered load (the same open-loop arrival rate)."""
-    lb, ln = base / "load.json", new / "load.json"
-    if mb.kind != "load" or not (lb.exists() and ln.exists()):
+    lb, ln = rb.path / "load.json", rn.path / "load.json"
+    if rb.manifest.kind != "load" or not (lb.exists() and ln.exists()):
         return None
     jb, jn = json.loads(lb.read_text(encoding="utf-8")), json.loads(ln.read_text(encoding="utf-8"))
-    pb, pn = _plan(base), _plan(new)
+    pb, pn = rb.plan, rn.plan
     row: dict[str, Any] = {"base_rps": jb.get("throughput_rps"), "new_rps": jn.get("throughput_rps")}
     if pb.get("arrival") == "closed" or pn.get("arrival") == "closed":
         row["comparable"] = False
@@ -215,22 +245,6 @@ def _manifest(path: Path) -> RunManifest:
         raise ConfigError(f"{path} has no manifest.json: not a rig run directory",
                           fix="pass the directory a rig gate, load, quality or demo run wrote")
     return read_manifest(path)
-
-
-def _plan(path: Path) -> dict[str, Any]:
-    store_path = path / "evidence.sqlite3"
-    if not store_path.exists():
-        return {}
-    store = EvidenceStore(store_path)
-    try:
-        plan = store.meta("plan") or {}
-    finally:
-        store.close()
-    summary = path / "load.json"
-    if summary.exists():  # the user and worker counts are the run's, not the plan's
-        data = json.loads(summary.read_text(encoding="utf-8"))
-        plan.update({k: data.get(k) for k in ("users", "workers", "duration_s")})
-    return dict(plan)
 
 
 def read_measures(path: Path) -> list[Measure]:

@@ -66,6 +66,16 @@ class GateResult:
     run_dir: Path
     data: ReportData
 
+    @classmethod
+    def read(cls, run_dir: Path, decision: Decision) -> GateResult:
+        """A finished gate run rebuilt from its directory (evidence store and manifest), for `decision`."""
+        store = EvidenceStore(run_dir / "evidence.sqlite3")
+        try:
+            data = build_report_data(store, decision, read_manifest(run_dir).model_dump(mode="json"))
+        finally:
+            store.close()
+        return cls(decision, run_dir, data)
+
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

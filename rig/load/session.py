@@ -283,6 +283,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         release(run_dir)
 
 
+WORKER_ONLY_LIMIT_S = 24 * 3600 + 2 * BACKSTOP_S
+
+
 def _run_workers_only(options: LoadOptions) -> LoadResult:
     """Join a master on another machine with `--workers K --master-host HOST` (it sends the plan)."""
     if not options.master_host or not options.config:
@@ -295,6 +298,8 @@ def _run_workers_only(options: LoadOptions) -> LoadResult:
     procs = start_locust(run_dir, "", [], total_users=0, spawn_rate=1, duration_s=options.duration_s,
                          workers=max(options.workers, 1), expect_workers=None, secrets_json=json.dumps(passwords),
                          master_host=options.master_host, master_port=options.master_port, worker_only=True)
-    code = wait_bounded(procs, options.duration_s + 120)
+    # the run's length is the master's to decide: a worker quits when its master does, or a minute after it
+    # last heard from it (Locust's heartbeat timeout); the longest run a master can be asked for bounds the wait
+    code = wait_bounded(procs, WORKER_ONLY_LIMIT_S)
     return LoadResult(run_dir, None, Decision(decision="recorded", reasons=["workers finished; the master decides"]),
                       code)

@@ -98,13 +98,16 @@ class Host:
         import time
 
         at = time.time() * 1000
+        self._signal(signal.SIGKILL)
+        return at
+
+    def _signal(self, sig: int) -> None:
         for proc in self.processes:
             if proc.poll() is None:
                 try:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    os.killpg(proc.pid, sig)
                 except ProcessLookupError:
                     pass
-        return at
 
     def link(self, up: bool) -> None:
         """Bring this host's interface down (its cable pulled) or up again."""
@@ -112,12 +115,7 @@ class Host:
 
     def stop(self, grace_s: float = 15.0) -> None:
         """SIGTERM then, past `grace_s`, SIGKILL to what still runs (whole process groups)."""
-        for proc in self.processes:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+        self._signal(signal.SIGTERM)
         for proc in self.processes:
             try:
                 proc.wait(timeout=grace_s)

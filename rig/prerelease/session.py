@@ -151,19 +151,10 @@ def kept_load(load_dir: Path, policy: Path) -> LoadResult | None:
 def kept_gate(gate_dir: Path) -> GateResult | None:
     import json
 
-    from rig.evidence import EvidenceStore
-    from rig.report.data import build_report_data
-
     if not (_finished(gate_dir) and (gate_dir / "results.json").exists()):
         return None
     results = json.loads((gate_dir / "results.json").read_text(encoding="utf-8"))
-    decision = Decision(decision=results["decision"], reasons=results.get("reasons", []))
-    store = EvidenceStore(gate_dir / "evidence.sqlite3")
-    try:
-        data = build_report_data(store, decision, read_manifest(gate_dir).model_dump(mode="json"))
-    finally:
-        store.close()
-    return GateResult(decision, gate_dir, data)
+    return GateResult.read(gate_dir, Decision(decision=results["decision"], reasons=results.get("reasons", [])))
 
 
 def kept_quality(quality_dir: Path) -> QualityResult | None:

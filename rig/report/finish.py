@@ -154,18 +154,12 @@ def _demo_report(run_dir: Path, parts: dict[str, Finished]) -> list[Path]:
     from rig.prerelease.session import PrereleaseResult
     from rig.quality.session import QualityResult
     from rig.quality.summary import QualityReport
-    from rig.report.data import build_report_data
 
     summary = LoadSummary.model_validate_json((run_dir / "load" / "load.json").read_text(encoding="utf-8"))
     load_decision, gate_decision = parts["load"].decision, parts["gate"].decision
-    store = EvidenceStore(run_dir / "gate" / "evidence.sqlite3")
-    try:
-        data = build_report_data(store, gate_decision, read_manifest(run_dir / "gate").model_dump(mode="json"))
-    finally:
-        store.close()
     quality = QualityReport.model_validate_json((run_dir / "quality" / "quality.json").read_text(encoding="utf-8"))
     result = PrereleaseResult(run_dir, LoadResult(run_dir / "load", summary, load_decision, None),
-                              GateResult(gate_decision, run_dir / "gate", data),
+                              GateResult.read(run_dir / "gate", gate_decision),
                               QualityResult(run_dir / "quality", quality.summary))
     write_prerelease_report(result)
     return [run_dir / "prerelease.json", run_dir / "report.html"]
