@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from rig.errors import RigError
 from rig.load.workers import WorkerRecord, read_ledger
-from rig.netlab.netns import Host, Network
+from rig.netlab.netns import Host, Network, check_can_run
 
 TARGET_PORT, CONTROL_PORT, MASTER_PORT = 8000, 8001, 5557
 ACCOUNTS = ("lab-1", "lab-2", "lab-3", "lab-4")
@@ -142,6 +142,7 @@ def _write_schedule(path: Path, options: LabOptions, control_url: str) -> None:
 
 def run_lab(options: LabOptions, progress: Progress = lambda _: None) -> LabResult:
     """Build the hosts, run the load across them with the asked-for faults, check the counts, tear down."""
+    check_can_run()  # before anything is written
     out = options.out
     if out.exists() and any(out.iterdir()):
         raise RigError(f"{out} is not empty", fix="give a new --out directory")
