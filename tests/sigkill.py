@@ -24,19 +24,26 @@ def finished_rows(run_dir: Path) -> int:
         store.close()
 
 
-def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120) -> int:
-    """Start `cmd` in a process group of its own, SIGKILL it as soon as `rows` rows are done (fails if they
-    never are); returns the group id, to look for anything of it left."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], object], timeout_s: float, why: Callable[[], str]
+              ) -> int:
+    """SIGKILL `proc` (started in a process group of its own) as soon as `ready()` holds; fails with `why()` if it
+    never does or `proc` ends first. Returns the group id, to look for anything of it left."""
     try:
-        assert wait_until(lambda: finished_rows(run_dir) >= rows, timeout_s, interval_s=0.05), \
-            f"{cmd[3]} never got going"
+        assert wait_until(lambda: ready() or proc.poll() is not None, timeout_s, interval_s=0.05) \
+            and proc.poll() is None, why()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
     return proc.pid
+
+
+def kill_after(cmd: list[str], run_dir: Path, rows: int, timeout_s: float = 120) -> int:
+    """Start `cmd` in a process group of its own, SIGKILL it as soon as `rows` rows are done (fails if they
+    never are); returns the group id, to look for anything of it left."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return kill_when(proc, lambda: finished_rows(run_dir) >= rows, timeout_s, lambda: f"{cmd[3]} never got going")
 
 
 def signal_when(cmd: list[str], ready: Callable[[], object], sig: int = signal.SIGTERM, timeout_s: float = 180

@@ -99,8 +99,7 @@ def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str =
     if workers == 0 and not expect_workers:
         procs.master = _spawn([*run, *common], log, env)
         return procs
-    bind = "0.0.0.0" if master_host == "0.0.0.0" else master_bind
-    procs.master = _spawn([*run, "--master", "--master-bind-host", bind, "--master-bind-port", str(port),
+    procs.master = _spawn([*run, "--master", "--master-bind-host", master_bind, "--master-bind-port", str(port),
                            "--expect-workers", str(expect_workers or workers), *common], log, env)
     for i in range(workers):
         wlog = run_dir / f"locust-worker-{i + 1}.log"

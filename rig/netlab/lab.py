@@ -21,6 +21,7 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -215,12 +216,10 @@ def _start_target(target: Host, out: Path, options: LabOptions, passwords: dict[
               60, alive=lambda: proxy.poll() is None)
 
 
-def _faults(options: LabOptions, victim: Host, spawned_ms: float, master: object) -> dict[str, object]:
-    """Crash the victim's host and/or pull its cable at their offsets; returns when each happened."""
-    import subprocess
-
-    assert isinstance(master, subprocess.Popen)
-    done: dict[str, object] = {}
+def _faults(options: LabOptions, victim: Host, spawned_ms: float, master: subprocess.Popen[bytes]
+            ) -> dict[str, float]:
+    """Crash the victim's host and/or pull its cable at their offsets; returns when each happened (wall ms)."""
+    done: dict[str, float] = {}
     plan: list[tuple[float, str]] = []
     if options.kill_worker_at_s is not None:
         plan.append((options.kill_worker_at_s, "crash"))
@@ -245,7 +244,7 @@ def _stored_rows(store: Path) -> dict[str, int]:
             "SELECT origin, COUNT(*) FROM measures WHERE case_id IS NULL AND origin IS NOT NULL GROUP BY origin")}
 
 
-def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], faults: dict[str, object],
+def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], faults: dict[str, float],
            code: int | None, spawned: float, ended: float, hosts: dict[str, str]) -> LabResult:
     load = json.loads((run_dir / "load.json").read_text(encoding="utf-8")) if (run_dir / "load.json").exists() else {}
     book = {w["worker_id"]: WorkerRecord.model_validate(w) for w in load.get("worker_nodes", [])}
@@ -263,9 +262,9 @@ def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], f
         check = WorkerCheck(host=host.name, shipped_reports=len(lines), shipped_rows=sum(x["rows"] for x in lines),
                             shipped_requests=sum(x["requests"] for x in lines))
         if i == 0:
-            check.crashed_ms = faults.get("crashed_ms")  # type: ignore[assignment]
+            check.crashed_ms = faults.get("crashed_ms")
             if "link_down_ms" in faults:
-                check.link_down = (faults["link_down_ms"], faults.get("link_up_ms", ended))  # type: ignore[assignment]
+                check.link_down = (faults["link_down_ms"], faults.get("link_up_ms", ended))
         if lines:
             check.worker_id = lines[0]["worker_id"]
             record = book.get(check.worker_id)

@@ -4,8 +4,6 @@ load part as it was, resumes the gate without redoing its finished cases, and wr
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +12,8 @@ import pytest
 
 from rig.evidence import EvidenceStore
 from rig.prerelease import PrereleaseOptions, run_prerelease
-from rig.waiting import wait_until
 from tests.rig.test_lifeline import nothing_left
-from tests.sigkill import finished_rows
+from tests.sigkill import finished_rows, kill_when
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -41,14 +38,8 @@ def test_a_demo_killed_in_its_gate_resumes_keeping_its_finished_parts(tmp_path: 
             f"**{OPTIONS!r}))\n")
     log = (tmp_path / "demo.log").open("wb")
     demo = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        assert wait_until(lambda: finished_rows(run_dir / "gate") >= 2 or demo.poll() is not None, 240.0,
-                          interval_s=0.05) and demo.poll() is None, (tmp_path / "demo.log").read_text()[-3000:]
-        os.kill(demo.pid, signal.SIGKILL)
-        demo.wait(timeout=10)
-    finally:
-        if demo.poll() is None:
-            demo.kill()
+    kill_when(demo, lambda: finished_rows(run_dir / "gate") >= 2, 240.0,
+              lambda: (tmp_path / "demo.log").read_text()[-3000:])
     nothing_left(run_dir, demo.pid)
     load_json = (run_dir / "load" / "load.json").read_bytes()
     store = EvidenceStore(run_dir / "gate" / "evidence.sqlite3")

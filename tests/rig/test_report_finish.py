@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +15,8 @@ from rig.evidence import EvidenceStore
 from rig.measure.aggregate import run_ends
 from rig.quality.summary import turn_records
 from rig.report.data import store_verdicts
-from rig.waiting import wait_until
 from tests.rig.test_lifeline import nothing_left
-from tests.sigkill import finished_rows, kill_after, signal_when
+from tests.sigkill import finished_rows, kill_after, kill_when, signal_when
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
@@ -52,22 +50,17 @@ def test_a_killed_distributed_load_run_is_finished_from_its_evidence(tmp_path: P
     run_dir = tmp_path / "load"
     rig = subprocess.Popen([*RIG, "load", "--users", "4", "--workers", "2", "--duration", "60s", "--out", str(run_dir)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        def runs_recorded() -> bool:
-            if not (run_dir / "evidence.sqlite3").exists():
-                return False
-            store = EvidenceStore(run_dir / "evidence.sqlite3")
-            try:
-                return sum(run_ends(store.measures("T8")).values()) >= 5
-            finally:
-                store.close()
 
-        assert wait_until(runs_recorded, 180.0, interval_s=0.5), "the load never recorded a run"
-        os.kill(rig.pid, signal.SIGKILL)
-        rig.wait(timeout=10)
-    finally:
-        if rig.poll() is None:
-            rig.kill()
+    def runs_recorded() -> bool:
+        if not (run_dir / "evidence.sqlite3").exists():
+            return False
+        store = EvidenceStore(run_dir / "evidence.sqlite3")
+        try:
+            return sum(run_ends(store.measures("T8")).values()) >= 5
+        finally:
+            store.close()
+
+    kill_when(rig, runs_recorded, 180.0, lambda: "the load never recorded a run")
     nothing_left(run_dir, rig.pid)
     done = _report(run_dir)
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
