@@ -11,11 +11,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rig.errors import ConfigError
 from rig.verdict import Verdict
+from rig.yamlfile import load_yaml_model
 
 _THRESHOLD = re.compile(
     r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count))?\s*(?P<op><=|>=|<|>|==)\s*"
@@ -68,6 +67,8 @@ class Threshold(BaseModel):
 
 
 class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a mistyped key must not silently loosen a release gate
+
     required: list[int] | Literal["all"] = "all"
     allow_blocked: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_ALLOWED_BLOCKED))
     thresholds: list[Threshold] = Field(default_factory=list)
@@ -94,15 +95,10 @@ class Policy(BaseModel):
 
 
 def load_policy(path: Path | None) -> Policy:
+    """The policy file (the defaults without one); an unknown or malformed key is a ConfigError naming it."""
     if path is None:
         return Policy()
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return Policy.model_validate(raw)
-    except OSError as exc:
-        raise ConfigError(f"cannot read policy {path}: {exc.strerror}", fix="pass an existing file to --policy") from None
-    except (yaml.YAMLError, ValidationError, ValueError) as exc:
-        raise ConfigError(f"policy {path} is invalid: {exc}", fix="see docs/policy.example.yaml") from None
+    return load_yaml_model(path, Policy, what="policy", flag="--policy", shape_fix="see docs/policy.example.yaml")
 
 
 class CaseVerdict(BaseModel):

@@ -1,9 +1,15 @@
-"""Read a YAML file into a pydantic model; every problem is a ConfigError naming the file, the field and the fix."""
+"""Read a YAML file into a pydantic model; every problem is a ConfigError naming the file, the field and the fix.
+
+An unknown key comes first and by its own name, with the nearest known key when one is close (`adaptr` →
+`adapter`): a typo must not surface as "a required field is missing" somewhere else.
+"""
 
 from __future__ import annotations
 
+import difflib
+import types
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -11,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from rig.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
+SHOWN = 6  # problems listed in one message
 
 
 def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_fix: str) -> M:
@@ -21,9 +28,70 @@ def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_f
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror}", fix=f"pass an existing file to {flag}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{what} {path} is not valid YAML: {exc}", fix="fix the YAML syntax") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"{what} {path}: the top level is a {type(raw).__name__}, not a mapping of keys",
+                          fix=shape_fix)
+    return validate_model(raw or {}, model, where=f"{what} {path}", fix=shape_fix)
+
+
+def validate_model(data: Any, model: type[M], *, where: str, fix: str) -> M:
+    """`model` from already-parsed data; a ConfigError lists unknown keys first, then the other problems."""
     try:
-        return model.model_validate(raw or {})
+        return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"{what} {path}: {where}: {first['msg']}", fix=shape_fix) from None
+        problems = describe(exc, model)
+        more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
+        raise ConfigError(f"{where}: " + "; ".join(problems[:SHOWN]) + more, fix=fix) from None
+
+
+def describe(exc: ValidationError, model: type[BaseModel]) -> list[str]:
+    """Each problem as `dotted.key: what is wrong`, unknown keys first (with the nearest known key)."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    out = []
+    for error in errors:
+        loc = [str(p) for p in error["loc"]]
+        where = ".".join(loc) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            near = difflib.get_close_matches(loc[-1], known_keys(model, loc[:-1]), n=1, cutoff=0.6)
+            hint = f" (did you mean {'.'.join([*loc[:-1], near[0]])}?)" if near else ""
+            out.append(f"unknown key {where}{hint}")
+        else:
+            out.append(f"{where}: {error['msg']}")
+    return out
+
+
+def known_keys(model: type[BaseModel], loc: list[str]) -> list[str]:
+    """The keys the model accepts at `loc` (a path of keys below it), or [] when it cannot tell."""
+    current: Any = model
+    for part in loc:
+        current = _below(_unwrap(current), part)
+        if current is None:
+            return []
+    current = _unwrap(current)
+    return list(current.model_fields) if _is_model(current) else []
+
+
+def _below(annotation: Any, part: str) -> Any:
+    """The annotation at key `part` below `annotation`: a model's field, a mapping's value, a list's item."""
+    if _is_model(annotation):
+        field = annotation.model_fields.get(part)
+        return field.annotation if field is not None else None
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is dict and len(args) == 2:
+        return args[1]
+    if origin in (list, tuple, set) and args:
+        return args[0]
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Optional[X] and X | None as X (the first member of a union that is a model, else the union)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        models = [a for a in members if _is_model(a)]
+        return models[0] if models else (members[0] if len(members) == 1 else annotation)
+    return annotation
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from rig.errors import ConfigError
+from rig.yamlfile import load_yaml_model
 
 DEFAULT = Path(__file__).resolve().parent.parent / "selectors" / "workbench.yaml"
 
 
 class LoginSelectors(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     username: str
     password: str
     submit: str
@@ -21,6 +22,8 @@ class LoginSelectors(BaseModel):
 
 class SelectorMap(BaseModel):
     """CSS selectors of one UI; `done` must match only once a run has ended (its state in `done_state_attr`)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     path: str = "/"
@@ -61,10 +64,5 @@ def load_selectors(path: Path | None = None) -> SelectorMap:
     source = path or DEFAULT
     if path is not None and not path.exists() and (DEFAULT.parent / f"{path.name}.yaml").exists():
         source = DEFAULT.parent / f"{path.name}.yaml"
-    try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
-        return SelectorMap.model_validate(raw)
-    except OSError as exc:
-        raise ConfigError(f"cannot read selector map {source}: {exc.strerror}") from exc
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise ConfigError(f"selector map {source} is invalid: {exc}") from exc
+    return load_yaml_model(source, SelectorMap, what="selector map", flag="--selectors",
+                           shape_fix="see rig/browser/selectors/workbench.yaml for the expected shape")
