@@ -3,7 +3,10 @@
 Point a target's model `base_url` at the proxy; it forwards to `--upstream` (or answers itself with
 `--upstream mock`) and, by rule, adds latency or a first-token delay, answers 429 with Retry-After or
 a 5xx, resets the connection, returns an empty completion, cuts the stream after N chunks, or drops
-the usage fields. Every request is logged with its timings, usage and the faults it got.
+the usage fields. Rules with `endpoint: embeddings` apply to `/embeddings` instead (latency, status,
+reset, empty): a target whose retrieval embeds its queries here gets its retrieval tool faulted, and a
+target that gives up on a held request is seen doing so (outcome `client_gone`). Every request is logged
+with its timings, usage and the faults it got.
 """
 
 from __future__ import annotations
@@ -269,24 +272,68 @@ class LlmFaultProxy(FaultProxy):
         await respond.send(status, headers, raw)
 
     async def _embeddings(self, request: Request, respond: Responder) -> None:
-        """Embeddings pass through (or come from the mock); the proxy's fault rules apply to chat only."""
+        """Embeddings pass through (or come from the mock), with the rules whose `endpoint` is `embeddings`:
+        a target that embeds its retrieval queries here gets its retrieval tool failed, slowed or emptied."""
+        fired = self.rules.draw(request.method, request.path, request.body, streaming=False, endpoint="embeddings")
+        record = self.new_record(request, endpoint="embeddings", rules=[r.rule_id for r in fired],
+                                 faults=[r.fault.mode for r in fired])
+        began = time.perf_counter()
+        try:
+            await self._embed(request, respond, {r.fault.mode: r.fault for r in fired}, record)
+        except (httpx.TransportError, OSError) as exc:
+            record.outcome, record.error = "upstream_error", f"{type(exc).__name__}: {exc}"
+            if not respond.started:
+                respond.keep_alive = False
+                await respond.send(502, JSON, json.dumps({"error": {"message": f"upstream unreachable: {exc}",
+                                                                    "type": "upstream_error"}}).encode())
+                record.status = 502
+        finally:
+            record.total_ms = (time.perf_counter() - began) * 1000
+            self.keep(record)
+
+    async def _embed(self, request: Request, respond: Responder, by_mode: dict[str, Any], record: RequestRecord) -> None:
+        if "latency" in by_mode and not await respond.hold((by_mode["latency"].delay_ms or 0) / 1000):
+            record.outcome = "client_gone"  # the target gave up waiting (its timeout, or its task cancelled)
+            respond.keep_alive = False
+            return
+        if "status" in by_mode:
+            f = by_mode["status"]
+            assert f.status is not None
+            record.status, record.outcome = f.status, "injected_status"
+            await respond.send(f.status, list(JSON), _error_body(f.status, f.retry_after_s))
+            return
+        if "reset" in by_mode:
+            record.outcome = "reset"
+            respond.reset()
+            return
         if self.mock:
             try:
                 body = json.loads(request.body or b"{}")
             except json.JSONDecodeError:
+                record.status = 400
                 await respond.send(400, JSON, b'{"error": {"message": "body is not JSON"}}')
                 return
-            await respond.send(200, JSON, json.dumps(mock_model.embeddings_response(body)).encode())
-            return
-        response = await self.client.post(self.upstream + _tail(request), content=request.body,
-                                          headers=forward_headers(request))
-        await respond.send(response.status_code, [("content-type", response.headers.get("content-type", "application/json"))],
-                           response.content)
+            status, ctype, data = 200, "application/json", mock_model.embeddings_response(body)
+            raw = b""
+        else:
+            response = await self.client.post(self.upstream + _tail(request), content=request.body,
+                                              headers=forward_headers(request))
+            status, ctype, raw = response.status_code, response.headers.get("content-type", "application/json"), \
+                response.content
+            data = None
+            if "empty" in by_mode and status < 300:
+                data = response.json()
+        record.status = status
+        if "empty" in by_mode and data is not None:
+            record.outcome = "empty"
+            data = {**data, "data": []}  # an answer with no vectors at all
+        await respond.send(status, [("content-type", ctype)],
+                           json.dumps(data).encode() if data is not None else raw)
 
     async def _models(self, request: Request, respond: Responder) -> None:
         if self.mock:
             await respond.send(200, JSON, json.dumps({"object": "list", "data": [
-                {"id": "rig-mock", "object": "model", "owned_by": "rig"}]}).encode())
+                {"id": name, "object": "model", "owned_by": "rig"} for name in mock_model.MODELS]}).encode())
             return
         response = await self.client.get(self.upstream + _tail(request), headers=forward_headers(request))
         await respond.send(response.status_code, [("content-type", response.headers.get("content-type", "application/json"))],

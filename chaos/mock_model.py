@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+MODELS = ("rig-mock", "rig-mock-mini")  # the ids it lists; it answers any id the same way, and names it back
 REFUSAL = "未找到依据：所选资料中没有能够直接回答这个问题的内容。"
 _TERMS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}|\d+")
 _SENTENCES = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)(?!\d)\s*")  # "2.9%" is not a sentence end

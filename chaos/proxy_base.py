@@ -1,6 +1,6 @@
 """What both fault proxies share: the rule book, the request log, and the control API under `/_rig/`.
 
-    GET    /_rig/healthz          → {"ok": true, "upstream": ...}
+    GET    /_rig/healthz          → {"ok": true, "upstream": ..., "seq": the newest request's number}
     GET    /_rig/rules            → active rules with how often each was seen and fired
     POST   /_rig/rules            ProxyFault → {"rule_id"}
     DELETE /_rig/rules            → {"cleared": n}
@@ -34,12 +34,13 @@ class RequestRecord(BaseModel):
     at_ms: float
     method: str
     path: str
+    endpoint: str = "chat"  # LLM proxy: chat or embeddings
     model: str | None = None
     stream: bool = False
     rules: list[str] = []
     faults: list[str] = []
     status: int | None = None
-    outcome: str = "ok"  # ok | injected_status | reset | cut | empty | upstream_error
+    outcome: str = "ok"  # ok | injected_status | reset | cut | empty | upstream_error | client_gone
     first_byte_ms: float | None = None
     first_token_ms: float | None = None
     total_ms: float | None = None
@@ -119,7 +120,8 @@ class FaultProxy:
     async def _control(self, request: Request, respond: Responder) -> None:
         path, method = request.path.rstrip("/"), request.method
         if path == "/_rig/healthz":
-            return await _json(respond, 200, {"ok": True, "upstream": self.upstream, "modes": list(self.modes)})
+            return await _json(respond, 200, {"ok": True, "upstream": self.upstream, "modes": list(self.modes),
+                                              "seq": self._seq})
         if path == "/_rig/rules" and method == "GET":
             return await _json(respond, 200, [r.model_dump(mode="json") for r in self.rules.active()])
         if path == "/_rig/rules" and method == "POST":

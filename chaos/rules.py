@@ -34,6 +34,9 @@ class ProxyFault(BaseModel):
     path: str = Field("*", description="glob on the request path")
     method: str = "*"
     match: str | None = Field(None, description="only requests whose body contains this text")
+    endpoint: Literal["chat", "embeddings"] = Field(
+        "chat", description="LLM proxy: the endpoint the rule applies to (chat completions, or embeddings: a "
+                            "target's retrieval when it embeds its queries through the proxy)")
 
     @model_validator(mode="after")
     def _needs(self) -> ProxyFault:
@@ -92,13 +95,13 @@ class RuleBook:
         with self._lock:
             return [r.model_copy() for r in self._rules]
 
-    def draw(self, method: str, path: str, body: bytes, *, streaming: bool) -> list[ActiveRule]:
+    def draw(self, method: str, path: str, body: bytes, *, streaming: bool, endpoint: str = "chat") -> list[ActiveRule]:
         """The rules that fire on this request (each counted), in the order they were added."""
         fired: list[ActiveRule] = []
         with self._lock:
             for rule in self._rules:
                 f = rule.fault
-                if rule.exhausted or not f.applies(method, path, body):
+                if rule.exhausted or f.endpoint != endpoint or not f.applies(method, path, body):
                     continue
                 if f.mode in STREAM_ONLY and not streaming:
                     continue

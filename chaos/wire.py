@@ -48,6 +48,7 @@ class Responder:
     """Writes one response; `reset()` and `cut()` end the connection the way a failing peer would."""
 
     writer: asyncio.StreamWriter
+    reader: asyncio.StreamReader | None = None
     keep_alive: bool = True
     started: bool = False
     chunked: bool = False
@@ -87,6 +88,23 @@ class Responder:
         self.writer.write(b"0\r\n\r\n")
         self.finished = True
         await self.writer.drain()
+
+    async def hold(self, delay_s: float, poll_s: float = 0.02) -> bool:
+        """Wait `delay_s` before answering; False as soon as the client closes its end (it gave up on the
+        request: a timeout or a cancelled task on its side), True when the whole delay passed."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + delay_s
+        while (left := until - loop.time()) > 0:
+            if self.client_gone():
+                return False
+            await asyncio.sleep(min(poll_s, left))
+        return True
+
+    def client_gone(self) -> bool:
+        """True once the client closed or reset its end (seen by the reader's protocol without reading)."""
+        reader = self.reader
+        return reader is not None and (reader.at_eof() or reader.exception() is not None
+                                       or self.writer.transport.is_closing())
 
     def reset(self) -> None:
         """Close with a TCP RST (SO_LINGER 0): the client sees 'connection reset by peer'."""
@@ -164,7 +182,7 @@ class WireServer:
                     break
                 if request is None:
                     break
-                responder = Responder(writer, keep_alive=request.keep_alive)
+                responder = Responder(writer, reader=reader, keep_alive=request.keep_alive)
                 try:
                     await self.handler(request, responder)
                 except (ConnectionError, asyncio.IncompleteReadError):

@@ -43,14 +43,32 @@ class AccountConfig(_Strict):
 
 
 class ModelProxyConfig(_Strict):
-    """`target.model_proxy`: where the target calls its model, and where the real model is."""
+    """`target.model_proxy`: the rig's LLM fault proxy where the target calls its model.
 
-    listen: str  # HOST:PORT the target's model base URL points to (http://HOST:PORT/v1)
-    upstream: str  # the real OpenAI-compatible base URL (…/v1), or `mock` for the rig's deterministic model
+    Either the rig starts it (`listen` where the target's model base URL points, `upstream` the real model),
+    or it already runs beside the target as a sidecar (`control`: its address) and the rig only drives its
+    rules. `embeddings: true` says the target also embeds its retrieval queries through it, so the rig can
+    fault the target's retrieval tool there (reliability cases 14, 15, 21, 35) without a test-only control.
+    """
+
+    listen: str | None = None  # HOST:PORT the target's model base URL points to (http://HOST:PORT/v1)
+    upstream: str | None = None  # the real OpenAI-compatible base URL (…/v1), or `mock` for the rig's deterministic model
+    control: str | None = None  # http://HOST:PORT of a proxy that already runs (`rig chaos llm-proxy`); not started
+    embeddings: bool = False  # the target's retrieval embeds its queries through this proxy too
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ModelProxyConfig:
+        if self.control and (self.listen or self.upstream):
+            raise ValueError("give either control (a proxy that already runs) or listen and upstream (one the rig "
+                             "starts), not both")
+        if not self.control and not (self.listen and self.upstream):
+            raise ValueError("give listen and upstream (the rig starts the proxy there), or control (the address "
+                             "of one that already runs)")
+        return self
 
     @property
     def url(self) -> str:
-        return f"http://{self.listen}"
+        return (self.control or f"http://{self.listen}").rstrip("/")
 
 
 class TargetConfig(_Strict):

@@ -56,6 +56,7 @@ class CapabilityMissing(RigError):
             fix="declare it in the adapter's capabilities() if the target has it",
         )
         self.capability = capability
+        self.detail = detail
 
 
 class EvidenceError(RigError):

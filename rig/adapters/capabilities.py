@@ -33,6 +33,7 @@ class Capabilities(BaseModel):
     scope_change: bool = True
     summaries: bool = True
     model_config_api: bool = True
+    model_config_keys: bool = True  # a per-user model config carries its own API key (and endpoint)
     chaos: bool = False
     scope_rule: str | None = None  # the target's declared rule for combining scope and attachments
     page_text: bool = True
@@ -53,7 +54,9 @@ class Capabilities(BaseModel):
     event_replay: bool = True  # a stream can be re-read from an event id (Last-Event-ID)
     stream_tool_cards: bool = True  # the stream announces each tool call and its result
     search_stages: bool = True  # a direct search reports its internal stages (encode, query, expand) with times
+    expansion: bool = True  # search hits may be widened to their neighbouring context (`Hit.expanded`)
     export_reading: bool = True  # the adapter can read its target's JSON export back (Adapter.read_export)
+    export_sources: bool = True  # a JSON export lists each cited paper once, with its cited pages
     input_budget: bool = True  # over-budget input is refused explicitly
     citation_pages: bool = True  # a citation names the physical page (and chunk) it rests on
     slots_metric: str | None = None  # the gauge of run slots in use on the target's /metrics, when it has one

@@ -164,6 +164,14 @@ class Summary(_Model):
     created_at: str | None = None
 
 
+class ExportSource(_Model):
+    """One entry of an export's source list: a cited paper and the physical pages cited from it."""
+
+    doc_id: str
+    paper_id: str | None = None
+    pages: list[int] = Field(default_factory=list)
+
+
 class Session(_Model):
     session_id: str
     project_id: str
@@ -171,6 +179,7 @@ class Session(_Model):
     messages: list[Message] = Field(default_factory=list)
     summaries: list[Summary] = Field(default_factory=list)
     current_leaf: str | None = None
+    sources: list[ExportSource] = Field(default_factory=list)  # an export's source list, where it has one
 
 
 class Submitted(_Model):

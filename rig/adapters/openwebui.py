@@ -40,8 +40,10 @@ from rig.adapters.models import (
     Hit,
     Me,
     Message,
+    ModelConfigView,
     Project,
     RunDetail,
+    RunModel,
     ScopeSet,
     SearchCallResult,
     SearchResult,
@@ -77,13 +79,15 @@ class OpenWebUIAdapter(Adapter):
         self._user_ids: dict[str, str] = {}  # username → user id, learnt at login (for sharing)
         self._scopes: dict[str, list[str]] = {}  # chat id → the documents its next turn is asked over
         self._projects: dict[str, str] = {}  # chat id → knowledge base
+        self._chat_of: dict[str, str] = {}  # answer message id → chat id (regenerate names only the answer)
 
     # -- capabilities ----------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            stream="websocket", stop="server", resume=False, regenerate=False, export=["json"], direct_search=True,
+            stream="websocket", stop="server", resume=False, regenerate=True, export=["json"], direct_search=True,
             locate_citation=False, run_detail=True, members=True, attachments=False, scope_change=True,
-            summaries=False, model_config_api=False, chaos=False, page_text=False, download=True,
+            summaries=False, model_config_api=True, model_config_keys=False, chaos=False, page_text=False,
+            download=True, export_sources=False, expansion=False,
             run_timings=False, run_tool_calls=True, run_model_input=False, run_usage=False, trace_ids=False,
             checkpoints=False, ingest_stages=False, page_counts=False, event_replay=False, input_budget=False,
             stream_tool_cards=False, end_reasons=False, search_stages=False,
@@ -226,7 +230,7 @@ class OpenWebUIAdapter(Adapter):
         history = chat["chat"].get("history") or {}
         branch = _branch(history)
         files = [f.get("id") for f in chat["chat"].get("files") or [] if f.get("id")]
-        messages = [_message(session_id, m) for m in branch]
+        messages = [_message(session_id, m, history) for m in branch]
         return Session(session_id=session_id, project_id=self._projects.get(session_id, ""),
                        scope=self._scopes.get(session_id, files), messages=messages,
                        current_leaf=history.get("currentId"))
@@ -242,6 +246,10 @@ class OpenWebUIAdapter(Adapter):
         return socket
 
     def _model(self, auth: Auth) -> str:
+        """The model a turn of this account uses: its own default (its settings), else the configured or first one."""
+        chosen = self._settings_model(auth)
+        if chosen:
+            return chosen
         if self.model is None:
             data = self.json(auth, "GET", "/api/models", op="models")
             models = data.get("data", []) if isinstance(data, dict) else data
@@ -250,28 +258,75 @@ class OpenWebUIAdapter(Adapter):
             self.model = str(models[0]["id"])
         return self.model
 
+    def _settings_model(self, auth: Auth) -> str | None:
+        settings = self.json(auth, "GET", f"{API}/users/user/settings", op="model_config") or {}
+        models = ((settings.get("ui") or {}) if isinstance(settings, dict) else {}).get("models") or []
+        return str(models[0]) if models and models[0] else None
+
+    # -- per-user model configuration (the account's default model, in its own settings) ---------------------
+    def model_config(self, auth: Auth | None) -> ModelConfigView:
+        if auth is None:
+            self.request(None, "GET", f"{API}/users/user/settings", op="model_config")  # refused: shows how
+            raise TargetProtocolError("Open WebUI served user settings to an anonymous caller")
+        chosen = self._settings_model(auth) or self._model(auth)
+        return ModelConfigView(provider="openai", model=chosen)
+
+    def set_model_config(self, auth: Auth, provider: str, model: str, base_url: str | None = None,
+                         api_key: str | None = None) -> ModelConfigView:
+        if api_key or base_url:
+            raise CapabilityMissing("model_config_keys", detail="an Open WebUI account chooses among the models "
+                                    "the deployment offers; it sets no key or endpoint of its own")
+        data = self.json(auth, "POST", f"{API}/users/user/settings/update", op="set_model_config",
+                         json={"ui": {"models": [model]}})
+        models = ((data or {}).get("ui") or {}).get("models") or []
+        return ModelConfigView(provider=provider, model=str(models[0]) if models else model)
+
     def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
             traceparent: str | None = None) -> Submitted:
         chat = self._chat(auth, session_id)
-        history = chat["chat"].get("history") or {}
-        branch = _branch(history, parent_id)
+        branch = _branch(chat["chat"].get("history") or {}, parent_id)
         parent = branch[-1]["id"] if branch else None
-        user_id, answer_id = str(uuid.uuid4()), str(uuid.uuid4())
         model = self._model(auth)
-        files = [{"type": "file", "id": d} for d in self._scopes.get(session_id, [])]
-        user_message = {"id": user_id, "parentId": parent, "childrenIds": [answer_id], "role": "user",
-                        "content": content, "files": files, "models": [model], "timestamp": int(time.time())}
+        user_message = {"id": str(uuid.uuid4()), "parentId": parent, "role": "user", "content": content,
+                        "files": self._files(session_id), "models": [model], "timestamp": int(time.time())}
+        return self._turn(auth, session_id, model, user_message, branch + [user_message], op="ask")
+
+    def regenerate(self, auth: Auth, message_id: str, *, traceparent: str | None = None) -> Submitted:
+        """A new answer to the same question, as Open WebUI's regenerate does: a sibling of the answer under its
+        question, which becomes the chat's current branch."""
+        chat_id = self._chat_of.get(message_id)
+        if chat_id is None:
+            raise TargetProtocolError(f"message {message_id} is in none of the chats this adapter opened")
+        messages = (self._chat(auth, chat_id)["chat"].get("history") or {}).get("messages") or {}
+        question = messages.get(str(messages[message_id].get("parentId")))
+        if question is None or question.get("role") != "user":
+            raise TargetProtocolError(f"message {message_id} answers no question")
+        model = self._model(auth)
+        branch = _branch({"messages": messages}, str(question["id"]))
+        user_message = {k: question[k] for k in ("id", "parentId", "role", "content", "files") if k in question}
+        return self._turn(auth, chat_id, model, {**user_message, "models": [model]}, branch, op="regenerate")
+
+    def _files(self, session_id: str) -> list[dict[str, str]]:
+        return [{"type": "file", "id": d} for d in self._scopes.get(session_id, [])]
+
+    def _turn(self, auth: Auth, session_id: str, model: str, user_message: dict[str, Any],
+              branch: list[dict[str, Any]], *, op: str) -> Submitted:
+        """One turn: `user_message` (new, or the question being answered again) and a new answer under it,
+        streamed to this account's socket.io session."""
+        answer_id = str(uuid.uuid4())
         socket = self._socket(auth)
         socket.expect(answer_id)
-        body = {"model": model, "stream": True, "chat_id": session_id, "id": answer_id, "parent_id": parent,
-                "session_id": socket.sid, "user_message": user_message, "files": files, "features": {},
+        files = self._files(session_id)
+        body = {"model": model, "stream": True, "chat_id": session_id, "id": answer_id,
+                "parent_id": user_message.get("parentId"), "session_id": socket.sid,
+                "user_message": {**user_message, "childrenIds": [answer_id]}, "files": files, "features": {},
                 "params": {"function_calling": self.function_calling},
-                "messages": [{"role": m["role"], "content": m.get("content", "")} for m in branch]
-                + [{"role": "user", "content": content}]}
+                "messages": [{"role": m["role"], "content": m.get("content", "")} for m in branch]}
         submit = now_ns()
-        data = self.json(auth, "POST", "/api/chat/completions", op="ask", json=body)
+        data = self.json(auth, "POST", "/api/chat/completions", op=op, json=body)
         if not isinstance(data, dict) or not data.get("status"):
             raise TargetProtocolError(f"the turn was not accepted: {str(data)[:200]}")
+        self._chat_of[answer_id] = session_id
         return Submitted(run_id=f"{session_id}:{answer_id}", message_id=answer_id, submit_ns=submit,
                          accepted_ns=now_ns())
 
@@ -321,8 +376,9 @@ class OpenWebUIAdapter(Adapter):
             branch = _branch(chat["chat"].get("history") or {})
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise TargetProtocolError(f"the chat export is not an Open WebUI chat: {exc}") from None
+        history = chat["chat"].get("history") or {}
         return Session(session_id=str(chat["id"]), project_id=self._projects.get(str(chat["id"]), ""), scope=[],
-                       messages=[_message(str(chat["id"]), m) for m in branch])
+                       messages=[_message(str(chat["id"]), m, history) for m in branch])
 
     # -- health ----------------------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -369,6 +425,8 @@ def _source_files(sources: list[dict[str, Any]]) -> list[tuple[str, list[tuple[s
 
 
 def _citations(message_id: str, content: str, sources: list[dict[str, Any]]) -> list[Citation]:
+    """`[n]` markers as citations of file n of the answer's own retrieval (so each names that retrieval as its
+    call), quoting the text before the marker on its line."""
     files = _source_files(sources)
     out: list[Citation] = []
     for i, match in enumerate(_MARKER.finditer(content)):
@@ -378,7 +436,7 @@ def _citations(message_id: str, content: str, sources: list[dict[str, Any]]) -> 
         _, chunks = files[n - 1]
         start = max(content.rfind("\n", 0, match.start()), content.rfind("]", 0, match.start())) + 1
         out.append(Citation(citation_id=f"{message_id}#{i + 1}", marker=n, doc_id=str(chunks[0][1].get("file_id", "")),
-                            quote=content[start:match.start()].strip()))
+                            quote=content[start:match.start()].strip(), tool_call_id=f"{message_id}#retrieval"))
     return out
 
 
@@ -398,10 +456,24 @@ def _sources(message: dict[str, Any]) -> list[dict[str, Any]]:
     return sources if isinstance(sources, list) else []
 
 
-def _message(chat_id: str, m: dict[str, Any]) -> Message:
+def _branch_id(history: dict[str, Any], m: dict[str, Any]) -> str:
+    """Open WebUI keeps a tree of messages, not named branches: a branch is named by the message that forked it
+    (the nearest message, this one or above, that is not its parent's first child); the first line is `main`."""
+    messages = history.get("messages") or {}
+    current: dict[str, Any] | None = m
+    while current is not None:
+        parent = messages.get(str(current.get("parentId"))) if current.get("parentId") else None
+        if parent is not None and (parent.get("childrenIds") or [current["id"]])[0] != current["id"]:
+            return str(current["id"])
+        current = parent
+    return "main"
+
+
+def _message(chat_id: str, m: dict[str, Any], history: dict[str, Any]) -> Message:
     assistant = m.get("role") == "assistant"
     content = str(m.get("content") or "")
-    return Message(message_id=str(m["id"]), parent_id=m.get("parentId"), role="assistant" if assistant else "user",
+    return Message(message_id=str(m["id"]), parent_id=m.get("parentId"), branch_id=_branch_id(history, m),
+                   role="assistant" if assistant else "user",
                    content=content, citations=_citations(str(m["id"]), content, _sources(m)) if assistant else [],
                    run_id=f"{chat_id}:{m['id']}" if assistant else None,
                    scope=[f["id"] for f in m.get("files") or [] if isinstance(f, dict) and f.get("id")] or None,
@@ -420,7 +492,7 @@ def _run_detail(run_id: str, chat_id: str, m: dict[str, Any]) -> RunDetail:
             for _, chunks in _source_files(_sources(m)) for doc, meta in chunks]
     calls = [ToolCallRecord(tool_call_id=f"{m['id']}#retrieval", name="retrieval", ok=True, hits=hits)] if hits else []
     return RunDetail(run_id=run_id, session_id=chat_id, message_id=str(m["id"]), user_message_id=m.get("parentId"),
-                     state=state, end_reason=reason, tool_calls=calls,
+                     state=state, end_reason=reason, tool_calls=calls, model=RunModel(model=m.get("model")),
                      tool_calls_executed=len(calls) if m.get("done") else None)
 
 

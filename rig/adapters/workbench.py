@@ -14,6 +14,7 @@ from rig.adapters.models import (
     Document,
     Event,
     Exported,
+    ExportSource,
     Located,
     Me,
     Message,
@@ -190,7 +191,8 @@ class WorkbenchAdapter(Adapter):
         try:
             data = json.loads(exported.text)
             return Session(session_id=data["session_id"], project_id=data.get("project_id", ""),
-                           scope=data.get("scope", []), messages=[Message.model_validate(m) for m in data["messages"]])
+                           scope=data.get("scope", []), messages=[Message.model_validate(m) for m in data["messages"]],
+                           sources=[ExportSource.model_validate(x) for x in data.get("sources", [])])
         except (ValueError, KeyError, TypeError) as exc:
             raise TargetProtocolError(f"the JSON export is not protocol v1: {exc}") from None
 

@@ -2,9 +2,11 @@
 target's OpenAI-compatible base URL points to (`target.model_proxy` in rig.yaml).
 
 The rig starts it as `rig chaos llm-proxy` (the chaos plug-in's command, so the rig imports nothing of
-it) and drives it over its published control API (`/_rig/rules`, `/_rig/requests`). Cases use it to slow a
-model's stream, empty an answer, fail a request or drop usage on any target whose model endpoint can be
-pointed at it, without a test-only control in the target.
+it), or attaches to one that already runs beside the target (`control:`), and drives it over its published
+control API (`/_rig/rules`, `/_rig/requests`). Cases use it to slow a model's stream, empty an answer, fail a
+request or drop usage on any target whose model endpoint can be pointed at it, and — where the target embeds
+its retrieval queries through it — to fault the target's retrieval, without a test-only control in the target.
+A fixture's effect is read back (`fired()`, `requests()`) before an item decides on it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,16 @@ class ModelProxy:
         self.record_path = log_dir / "model-proxy.jsonl"
         self.process: subprocess.Popen[bytes] | None = None
 
+    @property
+    def embeddings(self) -> bool:
+        """The target embeds its retrieval queries through this proxy (`embeddings: true` in rig.yaml)."""
+        return self.config.embeddings
+
     def start(self, timeout_s: float = 30.0) -> ModelProxy:
+        if self.config.control:  # a sidecar someone else runs: check it answers, never start or stop it
+            wait_ready(self.config.url, timeout_s, path="/_rig/healthz")
+            return self
+        assert self.config.listen is not None and self.config.upstream is not None
         host, _, port = self.config.listen.rpartition(":")
         if not host or not port.isdigit():
             raise ConfigError(f"target.model_proxy.listen {self.config.listen!r} is not HOST:PORT",
@@ -73,6 +84,18 @@ class ModelProxy:
 
     def rules(self) -> list[dict[str, Any]]:
         return list(self._call("GET", "rules"))
+
+    def fired(self, rule_id: str) -> int:
+        """How often a rule has fired so far (0 when it is gone or never matched a request)."""
+        return next((int(r.get("fired", 0)) for r in self.rules() if r.get("rule_id") == rule_id), 0)
+
+    def requests(self, since: int = 0) -> list[dict[str, Any]]:
+        """The proxy's request log after sequence number `since` (what the target actually asked of its model)."""
+        return list(self._call("GET", f"requests?since={since}"))
+
+    def last_seq(self) -> int:
+        """The sequence number of the newest logged request (0 when none)."""
+        return int(self._call("GET", "healthz").get("seq", 0))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.trace import Span
@@ -138,7 +139,8 @@ class RecordingContext:
         try:
             yield
         except CapabilityMissing as exc:
-            self.item(name, Verdict.BLOCKED, f"missing capability: {exc.capability}")
+            self.item(name, Verdict.BLOCKED, f"missing capability: {exc.capability}"
+                      + (f" ({exc.detail})" if exc.detail else ""))
 
     def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int,
                  seen: dict[str, Any] | None = None) -> Item:
@@ -263,7 +265,7 @@ class RecordingContext:
 
     # -- fault fixtures: the rig's own model proxy first, the target's test-only control only when it is the way
     @contextmanager
-    def slow_model(self) -> Iterator[str]:
+    def slow_model(self) -> Iterator[Fixture]:
         """The model's stream slowed for the block (stop and disconnect cases need a run still streaming);
         yields the fixture used (`rig_proxy` or `target_control`), which is kept as evidence."""
         proxy = self.target.model_proxy
@@ -273,7 +275,7 @@ class RecordingContext:
             self.evidence("fixture", "model slowed through the rig's LLM proxy",
                           {"fixture": "rig_proxy", "first_token_ms": SLOW_PROXY_FIRST_MS, "chunk_ms": SLOW_PROXY_CHUNK_MS})
             try:
-                yield "rig_proxy"
+                yield Fixture("rig_proxy", "the model slowed", rule_ids=ids[:1])
             finally:
                 for rule in ids:
                     proxy.remove(rule)
@@ -282,9 +284,9 @@ class RecordingContext:
             raise CapabilityMissing("slow_model", detail="no target.model_proxy in rig.yaml and no test-only control")
         with self.settings(**SLOW_SETTINGS):
             self.evidence("fixture", "model slowed through the target's test-only control", {"fixture": "target_control"})
-            yield "target_control"
+            yield Fixture("target_control", "the model slowed")
 
-    def model_fault(self, mode: str, **extra: Any) -> str:
+    def model_fault(self, mode: str, **extra: Any) -> Fixture:
         """One model request answered with a fault (`empty`, `status`, `no_usage` …): through the rig's LLM proxy
         when configured, else the target's own `llm` fault point; returns the fixture used."""
         proxy = self.target.model_proxy
@@ -294,9 +296,58 @@ class RecordingContext:
             self._proxy_rules.append(rule_id)
             self.evidence("fault", f"model {mode} through the rig's LLM proxy", {"fixture": "rig_proxy", **rule,
                                                                                    "rule_id": rule_id})
-            return "rig_proxy"
-        self.fault("llm", mode, times=1, **extra)
-        return "target_control"
+            return Fixture("rig_proxy", f"model {mode}", rule_ids=[rule_id])
+        return Fixture("target_control", f"model {mode}", fault_ids=[self.fault("llm", mode, times=1, **extra)])
+
+    def retrieval_fault(self, mode: str, *, times: int | None = 1, delay_ms: float | None = None,
+                        status: int = 500) -> Fixture:
+        """The target's retrieval tool faulted: `error`, `slow` (delay_ms), `empty` or `reset`.
+
+        Through the rig's LLM proxy where the target embeds its retrieval queries there (`model_proxy.embeddings`),
+        else through the target's own `internal_search` fault point; neither is CapabilityMissing."""
+        proxy = self.target.model_proxy
+        if proxy is not None and proxy.embeddings:
+            modes: dict[str, dict[str, Any]] = {"error": {"mode": "status", "status": status}, "empty": {"mode": "empty"},
+                                                "reset": {"mode": "reset"},
+                                                "slow": {"mode": "latency", "delay_ms": delay_ms}}
+            rule: dict[str, Any] = {"endpoint": "embeddings", "times": times, **modes[mode]}
+            rule_id = proxy.add({k: v for k, v in rule.items() if v is not None})
+            self._proxy_rules.append(rule_id)
+            self.evidence("fault", f"retrieval {mode} through the rig's LLM proxy (the target's query embeddings)",
+                          {"fixture": "rig_proxy", **rule, "rule_id": rule_id})
+            return Fixture("rig_proxy", f"retrieval {mode} (embeddings)", rule_ids=[rule_id])
+        if not self.caps.chaos:
+            raise CapabilityMissing("chaos", detail="no test-only control, and no target.model_proxy with embeddings: "
+                                    "true through which the rig could fault the target's retrieval")
+        spec: dict[str, Any] = {"times": times} if times else {}
+        if delay_ms is not None:
+            spec["delay_ms"] = delay_ms
+        point_mode = {"error": "error", "slow": "delay", "empty": "empty", "reset": "error"}[mode]
+        return Fixture("target_control", f"retrieval {mode}",
+                       fault_ids=[self.fault("internal_search", point_mode, **spec)])
+
+    def fired(self, fixture: Fixture) -> int | None:
+        """How often the fixture's rules or faults fired so far (None when the fixture cannot say)."""
+        proxy = self.target.model_proxy
+        if fixture.rule_ids and proxy is not None:
+            return sum(proxy.fired(r) for r in fixture.rule_ids)
+        if fixture.fault_ids and self.caps.chaos:
+            faults = self.adapter.chaos("GET", "faults") or []
+            return sum(int(f.get("fired", 0)) for f in faults if str(f.get("fault_id")) in fixture.fault_ids)
+        return None
+
+    def took_effect(self, fixture: Fixture, *items: str) -> bool:
+        """Whether the fixture reached the target (its fired counter > 0), kept as evidence; when it did not,
+        each of `items` is U saying so — a fault that never happened decides nothing."""
+        fired = self.fired(fixture)
+        e = self.observe(f"{fixture.what}: took effect?", {"fixture": fixture.kind, "what": fixture.what,
+                                                          "fired": fired})
+        if fired == 0:
+            for name in items:
+                self.item(name, Verdict.U, f"the fixture ({fixture.what}, {fixture.kind}) did not take effect: it "
+                          "fired 0 times, so the target never met the fault", e)
+            return False
+        return True
 
     def reset_chaos(self, defaults: dict[str, Any] | None) -> None:
         """Clear the case's model-proxy rules, and faults and default settings when it used the control."""
@@ -308,6 +359,20 @@ class RecordingContext:
         self.adapter.chaos("DELETE", "faults")
         if defaults:
             self.adapter.chaos("PUT", "settings", defaults)
+
+
+@dataclass
+class Fixture:
+    """A fault the rig arranged for an item: the way it went in (`rig_proxy`, `target_control`, `rig_process`,
+    `rig_derived`), what it does, and the proxy rules or target faults whose fired counters tell its effect."""
+
+    kind: str
+    what: str
+    rule_ids: list[str] = field(default_factory=list)
+    fault_ids: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.kind
 
 
 def with_seen(promise: str, verdict: Verdict, seen: dict[str, Any]) -> str:

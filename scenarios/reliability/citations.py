@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 import time
 from typing import Any
 
@@ -11,7 +11,7 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.pdftext import occurrences_on_page, pages_containing
 from rig.verdict import Verdict
-from scenarios.reliability.steps import answer_of, citation_on_its_page
+from scenarios.reliability.steps import answer_of, citation_on_its_page, file_for_doc, with_pages
 
 
 def _ask_citations(ctx: CaseContext, doc_ids: list[str], question: str) -> tuple[str, list[Citation]]:
@@ -29,6 +29,23 @@ def _highlight_matches(ctx: CaseContext, citation: Citation, located: Located) -
     return all(h.page == citation.page and text[h.start:h.end] == citation.quote for h in located.highlights)
 
 
+def _original_and_page(ctx: CaseContext, c: Citation, paper_id: str, page: int) -> None:
+    """Where the target names no page: opening the citation's source gives the original file (downloaded from
+    the target, compared byte for byte with what the rig uploaded), and the quote stands once, on `page` of it."""
+    if ctx.lacks("right_file_and_page", "download"):
+        return
+    original = ctx.adapter.download(ctx.a, c.doc_id)
+    digest = hashlib.sha256(original).hexdigest()
+    expected = ctx.manifest.paper(paper_id).sha256
+    e = ctx.observe("the cited source opened as its original", {
+        "quote": c.quote, "cited_doc": ctx.paper_of(c.doc_id), "sha256": digest, "uploaded_sha256": expected,
+        "page": page, "pages": "rig_derived"})
+    ctx.item("right_file_and_page", c.doc_id == ctx.doc(paper_id) and digest == expected,
+             f"the citation opens {paper_id}'s original, byte for byte, and its quote stands once, on physical page "
+             f"{page} (page derived by the rig: the target names none)", e,
+             seen={"cited": ctx.paper_of(c.doc_id), "sha256_equal": digest == expected, "page": page})
+
+
 @case(27, "可靠性-27-1")
 def unique_quote_located(ctx: CaseContext) -> None:
     """Take a citation whose quote is a unique continuous sentence of P32's abstract and open its source.
@@ -36,9 +53,8 @@ def unique_quote_located(ctx: CaseContext) -> None:
     Expects: the right file and physical page; a highlight only for a unique match, anchored to the
     text (so it still corresponds after zooming). Evidence: quote, page, match state, highlight.
     """
-    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
-        return
     _, cites = _ask_citations(ctx, [ctx.doc("P32")], "买家保护以后，徽章还有信号价值吗？")
+    cites, pages_from = with_pages(ctx, cites)
     path = ctx.fixture_path(paper_id="P32")
     # A quote that occurs exactly once in the whole original file, on its abstract page.
     unique = [(c, pages_containing(path, c.quote)) for c in cites if c.page is not None]
@@ -47,6 +63,13 @@ def unique_quote_located(ctx: CaseContext) -> None:
         ctx.item("unique_quote_available", None, "no citation quoted a sentence that occurs once in the abstract")
         return
     c, true_pages = unique[0]
+    if pages_from == "rig_derived":  # the source opens as a file: the right original, the quote on one page of it
+        _original_and_page(ctx, c, "P32", true_pages[0])
+        ctx.lacks("unique_highlighted", "locate_citation")
+        ctx.lacks("highlight_is_the_quote", "locate_citation")
+        return
+    if ctx.lacks("located", "locate_citation"):
+        return
     located = ctx.adapter.locate_citation(ctx.a, c.citation_id)
     e = ctx.observe("locate", {"quote": c.quote, "cited_page": c.page, "located": located.model_dump(),
                                "true_page_in_original": true_pages[0]})
@@ -67,14 +90,23 @@ def summary_with_reliable_page(ctx: CaseContext) -> None:
     unique; without reliable support the reading is kept honest. Evidence: claim, candidate sentences,
     match and display.
     """
-    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
-        return
     _, cites = _ask_citations(ctx, [ctx.doc("P35")], "卖家在打包发货时偷工减料属于什么问题？")
+    cites, pages_from = with_pages(ctx, cites)
     on3 = [c for c in cites if c.page == 3]
     if not on3:
-        ctx.item("page3_citation", False, f"no citation of physical page 3 (pages cited: {[c.page for c in cites]})")
+        ctx.item("page3_citation", False, f"no citation of physical page 3 (pages cited: {[c.page for c in cites]}; "
+                 f"pages from: {pages_from})")
         return
     c = on3[0]
+    if pages_from == "rig_derived":
+        count = occurrences_on_page(ctx.fixture_path(paper_id="P35"), 3, c.quote)
+        e = ctx.observe("page-3 claim (page derived by the rig)", {"quote": c.quote, "occurrences_on_page_3": count})
+        ctx.item("reliable_page", count >= 1, "the claim rests on a passage that stands on physical page 3 of P35 "
+                 "(page derived by the rig: the target names none)", e, seen={"quote": c.quote[:60], "on_page_3": count})
+        ctx.lacks("highlight_only_if_unique", "locate_citation")
+        return
+    if ctx.lacks("located", "locate_citation"):
+        return
     located = ctx.adapter.locate_citation(ctx.a, c.citation_id)
     count = occurrences_on_page(ctx.fixture_path(paper_id="P35"), 3, c.quote)
     e = ctx.observe("page-3 claim", {"quote": c.quote, "occurrences_on_page_3": count, "located": located.model_dump()})
@@ -135,33 +167,57 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
     Expects: the source list may merge by paper but each in-text citation keeps its own physical page;
     a blank page does not shift later pages. Evidence: physical page order, source map, clicks.
     """
-    if ctx.lacks("page_level_citations", "citation_pages"):  # every item rests on paged citations
-        return
     question = "用中文区分逆向选择和道德风险，各给出文中一个例子。"
     for label, doc in (("original", ctx.doc("P35")), ("blank_page_copy", ctx.isolated("P35-BLANK"))):
         sid, cites = _ask_citations(ctx, [doc], question)
+        cites, pages_from = with_pages(ctx, cites)
         paged = [c for c in cites if c.page is not None]
         pages = sorted({c.page for c in paged if c.page is not None})
         on_page = {c.citation_id: citation_on_its_page(ctx, c) for c in paged}
         located = ({c.citation_id: ctx.adapter.locate_citation(ctx.a, c.citation_id).page for c in paged}
                    if not ctx.caps.missing("locate_citation") else {})
-        e = ctx.observe(f"{label}: pages and clicks", {"pages": pages, "quote_on_cited_page": on_page,
-                                                        "located_pages": located,
+        e = ctx.observe(f"{label}: pages and clicks", {"pages": pages, "pages_from": pages_from,
+                                                        "quote_on_cited_page": on_page, "located_pages": located,
                                                         "blank_pages": ctx.manifest.variant("P35-BLANK").blank_pages
                                                         if label != "original" else []})
-        ctx.item(f"{label}_distinct_pages", len(pages) >= 2, f"cited physical pages {pages}", e)
+        ctx.item(f"{label}_distinct_pages", len(pages) >= 2, "in-text citations keep distinct physical pages" +
+                 (" (pages derived by the rig: the target names none)" if pages_from == "rig_derived" else ""), e,
+                 seen={"cited_pages": pages})
         ctx.item(f"{label}_page_identity", bool(paged) and all(on_page.values()) and
-                 all(located[c.citation_id] == c.page for c in paged),
-                 "every quote is on its cited physical page and opens there", e, needs=("locate_citation",),
+                 all(located.get(c.citation_id) == c.page for c in paged),
+                 "every quote is on its cited physical page and opens there", e,
+                 needs=("citation_pages", "locate_citation"),
                  seen={"cited_pages": {c.citation_id: c.page for c in paged}, "located_pages": located,
                        "quote_off_its_page": [k for k, v in on_page.items() if not v]})
-        if "json" in ctx.caps.export:
-            sources = json.loads(ctx.adapter.export(ctx.a, sid, "json").text).get("sources", [])
-            mine = [s for s in sources if s.get("doc_id") == doc]
-            e2 = ctx.observe(f"{label}: export source list", sources)
-            ctx.item(f"{label}_source_list", len(mine) == 1 and sorted(mine[0].get("pages", [])) == pages,
+        _hit_pages(ctx, label, sid)
+        if "json" in ctx.caps.export and not ctx.lacks(f"{label}_source_list", "export_sources"):
+            sources = ctx.adapter.read_export(ctx.adapter.export(ctx.a, sid, "json")).sources
+            mine = [x for x in sources if x.doc_id == doc]
+            e2 = ctx.observe(f"{label}: export source list", [x.model_dump() for x in sources])
+            ctx.item(f"{label}_source_list", len(mine) == 1 and sorted(mine[0].pages) == pages,
                      "one source entry for the paper, listing its cited pages", e2,
-                     seen={"entries": len(mine), "listed_pages": [m.get("pages") for m in mine], "cited_pages": pages})
+                     seen={"entries": len(mine), "listed_pages": [m.pages for m in mine], "cited_pages": pages})
+
+
+def _hit_pages(ctx: CaseContext, label: str, session_id: str) -> None:
+    """The pages the target's own run record gives its retrieved passages: each passage stands on the physical
+    page named (so a blank page shifts nothing), by the rig's reading of the original."""
+    session = ctx.adapter.session(ctx.a, session_id)
+    run_id = next((m.run_id for m in session.messages if m.role == "assistant" and m.run_id), None)
+    if run_id is None or ctx.lacks(f"{label}_hit_pages", "run_tool_calls"):
+        return
+    hits = [h for c in ctx.adapter.run(ctx.a, run_id).tool_calls for h in c.hits if h.text]
+    paged = [h for h in hits if h.page is not None]
+    off = [(h.chunk_id, h.page) for h in paged if not occurrences_on_page(file_for_doc(ctx, h.doc_id), h.page or 0,
+                                                                           h.text or "")]
+    e = ctx.observe(f"{label}: retrieved passages on the pages the record names", {
+        "hits": [(h.chunk_id, h.page) for h in hits], "off_their_page": off})
+    if not paged:
+        ctx.item(f"{label}_hit_pages", Verdict.BLOCKED, "missing capability: hit_pages (the run record names no page "
+                 "for its retrieved passages)", e)
+        return
+    ctx.item(f"{label}_hit_pages", not off, "every retrieved passage stands on the physical page the record names",
+             e, seen={"passages": len(paged), "off_their_page": off[:5]})
 
 
 @case(31, "可靠性-31-1")
@@ -172,7 +228,12 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
     highlight and the source relation stays right. Times are recorded, no latency bar is set.
     Evidence: content hashes, claims, first/second open times, cache state, locate results.
     """
-    if ctx.lacks("page_level_citations", "citation_pages", "locate_citation"):  # every item rests on paged citations
+    if ctx.caps.missing("citation_pages"):  # no page, no highlight: what stays checkable is the changed copy's source
+        for name in ("same_condition_reused", "claim_change_fresh", "content_change_fresh"):
+            ctx.lacks(name, "citation_pages", "locate_citation")
+        _changed_copy_sources(ctx)
+        return
+    if ctx.lacks("page_level_citations", "locate_citation"):  # every other item rests on opening a citation
         return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, "总福利提高2.9%指什么？")
@@ -221,6 +282,23 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
              "quotes are on their pages of the changed file, and the content hash is the copy's", e3,
              seen={"citations": len(rows), "hashes": sorted({str(r["sha256"])[:12] for r in rows}),
                    "copy_hash": expected_sha[:12], "not_on_page": [r["quote"][:40] for r in rows if r["in_changed_file"] < 1]})
+
+
+def _changed_copy_sources(ctx: CaseContext) -> None:
+    """A copy of P32 whose content changed: every quote its answer cites stands in the changed file (pages derived
+    by the rig), so no text of the old version is served as the new one's."""
+    copy = ctx.isolated("P32-CHANGED")
+    sid = ctx.open_session(ctx.a, [copy]).session_id
+    run = ctx.chat(ctx.a, sid, "总福利提高2.9%指什么？")
+    answer = answer_of(ctx, sid, run.run_id)
+    cites, _ = with_pages(ctx, list(answer.citations) if answer else [])
+    path = ctx.fixture_path(variant_id="P32-CHANGED")
+    found = {x.citation_id: len(pages_containing(path, x.quote)) for x in cites}
+    e = ctx.observe("content-changed copy (pages derived by the rig)",
+                    [{"quote": x.quote, "page": x.page, "pages_in_changed_file": found[x.citation_id]} for x in cites])
+    ctx.item("source_relation_correct", bool(cites) and all(found.values()),
+             "every cited quote stands in the changed copy's own original", e,
+             seen={"citations": len(cites), "not_in_changed_file": [x.quote[:40] for x in cites if not found[x.citation_id]]})
 
 
 @case(32, "可靠性-32-1")

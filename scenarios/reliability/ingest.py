@@ -214,13 +214,14 @@ def subset_change(ctx: CaseContext) -> None:
     ctx.item("history_traceable", bool(old) and {c.doc_id for c in old} >= {p21},
              "the first answer still shows its P21 citations", e2,
              seen={"first_answer_cites": sorted({ctx.paper_of(c.doc_id) for c in old})})
-    from scenarios.reliability.steps import citation_on_its_page
+    from scenarios.reliability.steps import citation_grounded
 
-    wrong = [c.citation_id for c in new if not citation_on_its_page(ctx, c)]
-    e3 = ctx.observe("second-turn quotes on their cited pages (rig's reading)", {"not_on_page": wrong})
-    ctx.item("no_misattribution", bool(new) and not wrong,
-             "every new quote is on its cited page of P32" if not wrong else f"not on their cited page: {wrong}", e3,
-             needs=("citation_pages",))
+    wrong = [c.citation_id for c in new if not citation_grounded(ctx, c)]
+    where = "its cited page" if not ctx.caps.missing("citation_pages") else "one page (derived by the rig)"
+    e3 = ctx.observe("second-turn quotes in P32's original (rig's reading)", {
+        "not_found": wrong, "pages": "target" if not ctx.caps.missing("citation_pages") else "rig_derived"})
+    ctx.item("no_misattribution", bool(new) and not wrong, f"every new quote stands on {where} of P32's original", e3,
+             seen={"citations": len(new), "not_standing_there": wrong[:5]})
 
 
 RULES = {"(scope ∪ attachments) ∩ readable"}

@@ -3,9 +3,46 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
+from rig.adapters.models import Auth, ModelConfigView
+from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.measure.transcript import RunTranscript
+
+QUESTION = "2.9%指什么？"
+
+
+@dataclass
+class Asked:
+    """One question under a model config: the run (or the target's refusal of it), and which models the target
+    actually called, as the rig's LLM proxy saw it (None without a proxy)."""
+
+    run: RunTranscript | None
+    refused: TargetHTTPError | None
+    called: list[str] | None
+
+    @property
+    def recorded(self) -> str | None:
+        return self.run.detail.model.model if self.run and self.run.detail else None
+
+    def used(self, view: ModelConfigView) -> bool:
+        """The run records the selected model (and version), and the target called that model and no other."""
+        d = self.run.detail if self.run else None
+        return d is not None and d.model.model == view.model and d.model.config_version == view.config_version \
+            and (self.called is None or set(self.called) == {view.model})
+
+
+def _ask(ctx: CaseContext, auth: Auth, session_id: str) -> Asked:
+    proxy = ctx.target.model_proxy
+    since = proxy.last_seq() if proxy else 0
+    try:
+        run, refused = ctx.chat(auth, session_id, QUESTION), None
+    except TargetHTTPError as exc:  # a config the target refuses at once is an explicit error, not the rig's
+        run, refused = None, exc
+    called = [str(r.get("model")) for r in proxy.requests(since) if r.get("endpoint", "chat") == "chat"] if proxy else None
+    return Asked(run, refused, called)
 
 
 @case(37, "可靠性-37-1", codes=("T8", "T11"))
@@ -14,38 +51,46 @@ def personal_model_config(ctx: CaseContext) -> None:
 
     Expects: the model actually used matches the selected config; an invalid config errors clearly
     (or degrades by a declared rule), never silently switching to another paid config while claiming
-    the original. Evidence: redacted config versions, models recorded on runs, error state.
+    the original. Evidence: redacted config versions, models recorded on runs, error state, and — where the
+    target calls its model through the rig's LLM proxy — the models it actually called.
     """
     if ctx.lacks("model_config_offered", "model_config_api"):  # per-user model configuration is what it tests
         return
     models = ctx.target.models
     original = ctx.adapter.model_config(ctx.a)
+
+    def fresh() -> str:
+        return ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id
+
     try:
         primary = ctx.adapter.set_model_config(ctx.a, models.primary["provider"], models.primary["model"])
-        run1 = ctx.chat(ctx.a, ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id, "2.9%指什么？")
-        e1 = ctx.observe("selected vs used", {"config": primary.model_dump(), "run_model": run1.detail.model.model_dump()
-                                              if run1.detail else None})
-        ctx.item("actual_matches_selected", run1.detail is not None and run1.detail.model.model == primary.model and
-                 run1.detail.model.config_version == primary.config_version, "the run records the selected model", e1,
-                 seen={"selected": (primary.model, primary.config_version),
-                       "run_used": (run1.detail.model.model, run1.detail.model.config_version) if run1.detail else None})
+        first = _ask(ctx, ctx.a, fresh())
+        e1 = ctx.observe("selected vs used", {"config": primary.model_dump(), "run_model": first.recorded,
+                                              "models_called": first.called})
+        ctx.item("actual_matches_selected", first.used(primary), "the run records the selected model, and the target "
+                 "called that model", e1, seen={"selected": (primary.model, primary.config_version),
+                                                "run_records": first.recorded, "called": first.called})
         alt = ctx.adapter.set_model_config(ctx.a, models.alternative["provider"], models.alternative["model"])
-        run2 = ctx.chat(ctx.a, ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id, "2.9%指什么？")
-        e2 = ctx.observe("after changing the config", {"config": alt.model_dump(), "run_model":
-                                                       run2.detail.model.model_dump() if run2.detail else None})
-        ctx.item("change_takes_effect", run2.detail is not None and run2.detail.model.model == alt.model and
-                 run2.detail.model.config_version == alt.config_version, "a new session uses the new config", e2,
-                 seen={"selected": (alt.model, alt.config_version),
-                       "run_used": (run2.detail.model.model, run2.detail.model.config_version) if run2.detail else None})
+        second = _ask(ctx, ctx.a, fresh())
+        e2 = ctx.observe("after changing the config", {"config": alt.model_dump(), "run_model": second.recorded,
+                                                       "models_called": second.called})
+        ctx.item("change_takes_effect", second.used(alt), "a new session uses the new config", e2,
+                 seen={"selected": (alt.model, alt.config_version), "run_records": second.recorded,
+                       "called": second.called})
         bad = ctx.adapter.set_model_config(ctx.a, models.invalid["provider"], models.invalid["model"])
-        run3 = ctx.chat(ctx.a, ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id, "2.9%指什么？")
-        d = run3.detail
-        e3 = ctx.observe("invalid config", {"config": bad.model_dump(), "state": d.state if d else None,
-                                            "end_reason": d.end_reason if d else None,
-                                            "run_model": d.model.model_dump() if d else None})
-        ctx.item("invalid_fails_explicitly", d is not None and d.state == "failed" and
-                 d.end_reason == "model_config_invalid", f"ended {d.state if d else None}/{d.end_reason if d else None}",
-                 e3)
+        third = _ask(ctx, ctx.a, fresh())
+        d = third.run.detail if third.run else None
+        failed = (third.refused is not None and 400 <= third.refused.status < 500) or (
+            d is not None and d.state == "failed" and (d.end_reason == "model_config_invalid" or not ctx.caps.end_reasons))
+        switched = sorted({m for m in third.called or [] if m != bad.model})
+        e3 = ctx.observe("invalid config", {"config": bad.model_dump(), "refused": str(third.refused) if third.refused
+                                            else None, "state": d.state if d else None,
+                                            "end_reason": d.end_reason if d else None, "run_model": third.recorded,
+                                            "models_called": third.called})
+        ctx.item("invalid_fails_explicitly", failed and not switched, "the invalid config fails explicitly (refused, or "
+                 "the run failed model_config_invalid) and no other model was called in its place", e3,
+                 seen={"refused": f"{third.refused.status} {third.refused.message[:80]}" if third.refused else None,
+                       "ended": f"{d.state}/{d.end_reason}" if d else None, "other_models_called": switched})
     finally:
         ctx.adapter.set_model_config(ctx.a, original.provider, original.model)
 
@@ -56,21 +101,23 @@ def cross_account_model_config(ctx: CaseContext) -> None:
 
     Expects: no response or record shows a key in plain text; a change affects only its own account;
     each account's model requests use its own config. Evidence: both accounts' requests and responses,
-    redacted configs and their owners, models recorded on runs.
+    redacted configs and their owners, models recorded on runs (and called, through the rig's LLM proxy).
+    A target whose per-user config carries no key of its own leaves the key item BLOCKED.
     """
     if ctx.lacks("model_config_offered", "model_config_api"):  # per-user model configuration is what it tests
         return
     models = ctx.target.models
-    keys = {"a": f"sk-rig-a-{secrets.token_hex(12)}", "b": f"sk-rig-b-{secrets.token_hex(12)}"}
+    with_keys = not ctx.caps.missing("model_config_keys")
+    keys = {"a": f"sk-rig-a-{secrets.token_hex(12)}", "b": f"sk-rig-b-{secrets.token_hex(12)}"} if with_keys else {}
     ctx.store.redactor.add(*keys.values())
     seen: list[str] = []
     ctx.adapter.recorders.append(lambda ex: seen.append(repr(ex.response_body)))
     originals = {w: ctx.adapter.model_config(auth) for w, auth in (("a", ctx.a), ("b", ctx.b))}
     try:
         a_view = ctx.adapter.set_model_config(ctx.a, models.primary["provider"], models.primary["model"],
-                                              api_key=keys["a"])
+                                              api_key=keys.get("a"))
         b_view = ctx.adapter.set_model_config(ctx.b, models.alternative["provider"], models.alternative["model"],
-                                              api_key=keys["b"])
+                                              api_key=keys.get("b"))
         a_again = ctx.adapter.model_config(ctx.a)
         b_again = ctx.adapter.model_config(ctx.b)
         e = ctx.observe("configs per account", {"a": a_again.model_dump(), "b": b_again.model_dump()})
@@ -78,20 +125,24 @@ def cross_account_model_config(ctx: CaseContext) -> None:
                  a_again.model != b_again.model, "each account reads its own config, B's edit left A's alone", e,
                  seen={"a_set": a_view.model, "a_reads": a_again.model, "b_set": b_view.model, "b_reads": b_again.model})
         sid_a = ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id
-        run_a = ctx.chat(ctx.a, sid_a, "2.9%指什么？")
+        asked_a = _ask(ctx, ctx.a, sid_a)
         b_project = ctx.target.setup.project_b_shared
         sid_b = ctx.adapter.open_session(ctx.b, b_project, [ctx.target.setup.b_shared_doc]).session_id
-        run_b = ctx.chat(ctx.b, sid_b, "保修溢价怎么变？")
-        used = {"a": run_a.detail.model.model if run_a.detail else None,
-                "b": run_b.detail.model.model if run_b.detail else None}
-        e2 = ctx.observe("models used per account", used)
-        ctx.item("runs_use_own_config", used == {"a": a_view.model, "b": b_view.model}, f"used {used}", e2)
+        asked_b = _ask(ctx, ctx.b, sid_b)
+        used = {"a": asked_a.recorded, "b": asked_b.recorded}
+        called = {"a": asked_a.called, "b": asked_b.called}
+        e2 = ctx.observe("models used per account", {"recorded": used, "called": called})
+        ctx.item("runs_use_own_config", asked_a.used(a_view) and asked_b.used(b_view),
+                 "each account's runs record and call its own config's model", e2,
+                 seen={"recorded": used, "called": called, "configs": {"a": a_view.model, "b": b_view.model}})
         for fmt in ctx.caps.export:  # an export made after a key was set is another way out for it
             seen.append(ctx.adapter.export(ctx.a, sid_a, fmt).text)
     finally:
         for who, auth in (("a", ctx.a), ("b", ctx.b)):
             ctx.adapter.set_model_config(auth, originals[who].provider, originals[who].model)
         ctx.adapter.recorders.pop()
+    if ctx.lacks("keys_never_plain", "model_config_keys"):
+        return
     plain = [k for k in keys.values() if any(k in body for body in seen)]
     e3 = ctx.observe("plain-text keys in any response of this case", {"found": len(plain), "responses": len(seen)})
     ctx.item("keys_never_plain", not plain, f"{len(seen)} responses scanned, {len(plain)} key(s) found", e3)

@@ -123,7 +123,8 @@ def incomplete_record_keeps_evidence(ctx: CaseContext) -> None:
     missing parts are U rather than voiding or passing the whole case. Evidence: where it was cut,
     the completeness flag, what scoring lacks.
     """
-    ctx.require("chaos")
+    if ctx.lacks("trace_cut", "trace_ids", "chaos"):  # the safe fixture cuts the run's trace inside the target
+        return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     question = "2.9%指什么？"
     full = ctx.chat(ctx.a, opened.session_id, question)

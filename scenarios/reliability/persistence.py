@@ -80,7 +80,7 @@ def regenerate_branches(ctx: CaseContext) -> None:
     included = [i for mi in follow.detail.model_input for i in mi.included_message_ids]
     e2 = ctx.observe("follow-up model input", {"included_message_ids": included})
     ctx.item("history_current_branch", alternative.message_id in included and original.message_id not in included,
-             "the follow-up saw the regenerated answer, not the original", e2,
+             "the follow-up saw the regenerated answer, not the original", e2, needs=("run_model_input",),
              seen={"regenerated_in_input": alternative.message_id in included,
                    "original_in_input": original.message_id in included})
     session = ctx.adapter.session(ctx.a, opened.session_id)

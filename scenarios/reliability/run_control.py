@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from rig.adapters.models import CheckpointEvent, TokenEvent
+from rig.adapters.models import CheckpointEvent, RunDetail, TokenEvent
 from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
@@ -12,7 +13,7 @@ from rig.measure.derive import stage_measures, tcode
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
-from rig.waiting import wait_while_moving
+from rig.waiting import wait_until, wait_while_moving
 from scenarios.reliability.steps import answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
 
 LONG = "请查清买家保护与徽章关系并给依据。"
@@ -104,41 +105,102 @@ def _wait_inside(ctx: CaseContext, run_id: str, stage: str, stall_s: float = 5.0
     return bool(wait_while_moving(inside, lambda: seen[0], stall_s))
 
 
+STAGE_DELAY_MS = 8000
+
+
+def _stop_inside_stage_by_control(ctx: CaseContext, stage: str) -> None:
+    """The target's own fault point stretches `stage`; its run record says whether the stage was cancelled."""
+    ctx.fault(stage, "delay", delay_ms=STAGE_DELAY_MS, times=1)
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
+    stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
+    inside = _wait_inside(ctx, run.run_id, stage)
+    ctx.adapter.stop(ctx.a, run.run_id)
+    run.events.extend(stream)
+    wait_terminal(ctx, run.run_id)
+    ctx.finish(ctx.a, run)
+    d = run.detail
+    assert d is not None
+    rec = next((s for s in d.stages if s.name == stage), None)
+    cut = rec is not None and rec.cancelled and rec.ended_at_ms is not None and rec.started_at_ms is not None \
+        and rec.ended_at_ms - rec.started_at_ms < STAGE_DELAY_MS
+    e = ctx.observe(f"stop inside {stage}", {"was_inside": bool(inside), "stage": rec.model_dump() if rec else None,
+                                             "state": d.state, "end_reason": d.end_reason})
+    ctx.item(f"{stage}_cancelled", bool(inside) and cut, f"the {stage} stage cancelled before its delay ran out", e,
+             seen={"stopped_inside_stage": bool(inside), "stage_cancelled": rec.cancelled if rec else None,
+                   "stage_ms": (rec.ended_at_ms - rec.started_at_ms) if rec and rec.ended_at_ms and rec.started_at_ms
+                   else None, "delay_ms": STAGE_DELAY_MS})
+    _exit_recorded(ctx, stage, d, e)
+    if rec is not None:
+        ctx.measures(stage_measures(rec, run_id=run.run_id, suffix=":cancelled"))
+
+
+def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
+    """The rig's LLM proxy holds the query's embedding request (the target's encode stage); the proxy itself sees
+    whether the target, told to stop, gave that request up before the delay ran out."""
+    proxy = ctx.target.model_proxy
+    assert proxy is not None
+    since = proxy.last_seq()
+    fixture = ctx.retrieval_fault("slow", delay_ms=STAGE_DELAY_MS)
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
+    last = [""]
+
+    def moving() -> str:  # the run record: while it changes the target is still working towards the stage
+        last[0] = ctx.adapter.run(ctx.a, run.run_id).model_dump_json()
+        return last[0]
+
+    held = wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0, moving, 10.0)
+    if not ctx.took_effect(fixture, "encode_cancelled", "encode_exit_recorded"):
+        ctx.adapter.stop(ctx.a, run.run_id)
+        return
+    stop_ns = time.perf_counter_ns()
+    ctx.adapter.stop(ctx.a, run.run_id)
+    run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
+    run.end_ns = time.perf_counter_ns()
+    mine = [r for r in wait_until(lambda: [r for r in proxy.requests(since) if set(r.get("rules") or ())
+                                           & set(fixture.rule_ids) and r.get("total_ms") is not None], 10.0) or []]
+    wait_terminal(ctx, run.run_id)
+    ctx.finish(ctx.a, run)
+    d = run.detail
+    assert d is not None
+    gave_up = [r for r in mine if r.get("outcome") == "client_gone" and (r.get("total_ms") or 0) < STAGE_DELAY_MS]
+    e = ctx.observe("stop inside encode (the proxy's view of the held embedding request)", {
+        "fixture": fixture.kind, "held": bool(held), "requests": mine, "state": d.state, "end_reason": d.end_reason,
+        "stop_after_submit_ms": (stop_ns - run.submit_ns) / 1e6})
+    ctx.item("encode_cancelled", bool(gave_up), "the target gave the held embedding request up before the delay ran out "
+             "(the cancellation reached the encode stage, not just the stream)", e,
+             seen={"held_requests": [(r.get("outcome"), round(r.get("total_ms") or 0)) for r in mine],
+                   "delay_ms": STAGE_DELAY_MS})
+    _exit_recorded(ctx, "encode", d, e)
+
+
+def _exit_recorded(ctx: CaseContext, stage: str, d: RunDetail, evidence: int) -> None:
+    freed = wait_slots_free(ctx)
+    ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
+             "the run ended stopped/user_stop and its slot was freed", evidence, needs=("end_reasons",),
+             seen={"ended": f"{d.state}/{d.end_reason}", "slot_freed": freed})
+
+
 @case(21, "可靠性-21-1", codes=("T2", "T8"))
 def stop_during_retrieval(ctx: CaseContext) -> None:
     """Stretch the encode stage, then the query stage, and stop inside each (two variants, apart).
 
     Expects: the stage's cancellation is handled, the exit saves the reason and frees the slot; a
     front end merely stopping the stream would not count. Evidence: stage start/stop/end, slot gauge.
+    The stages are stretched by the target's own fault points, or — for encode — by the rig's LLM proxy holding
+    the query's embedding request where the target embeds through it (the query stage has no such way in).
     """
-    if ctx.lacks("stage_delay", "chaos"):  # both variants stretch a retrieval stage from inside the target
-        return
+    proxy = ctx.target.model_proxy
     for stage in ("encode", "query"):
-        ctx.fault(stage, "delay", delay_ms=8000, times=1)
-        opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-        run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
-        stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
-        inside = _wait_inside(ctx, run.run_id, stage)
-        ctx.adapter.stop(ctx.a, run.run_id)
-        run.events.extend(stream)
-        wait_terminal(ctx, run.run_id)
-        ctx.finish(ctx.a, run)
-        d = run.detail
-        assert d is not None
-        rec = next((s for s in d.stages if s.name == stage), None)
-        cut = rec is not None and rec.cancelled and rec.ended_at_ms is not None and rec.started_at_ms is not None \
-            and rec.ended_at_ms - rec.started_at_ms < 8000
-        e = ctx.observe(f"stop inside {stage}", {"was_inside": bool(inside), "stage": rec.model_dump() if rec else None,
-                                                 "state": d.state, "end_reason": d.end_reason})
-        ctx.item(f"{stage}_cancelled", bool(inside) and cut, f"the {stage} stage cancelled before its delay ran out", e,
-                 seen={"stopped_inside_stage": bool(inside), "stage_cancelled": rec.cancelled if rec else None,
-                       "stage_ms": (rec.ended_at_ms - rec.started_at_ms) if rec and rec.ended_at_ms and rec.started_at_ms
-                       else None, "delay_ms": 8000})
-        freed = wait_slots_free(ctx)
-        ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
-                 f"{d.state}/{d.end_reason}, slot freed: {freed}", e)
-        if rec is not None:
-            ctx.measures(stage_measures(rec, run_id=run.run_id, suffix=":cancelled"))
+        if ctx.caps.chaos:
+            _stop_inside_stage_by_control(ctx, stage)
+        elif stage == "encode" and proxy is not None and proxy.embeddings:
+            _stop_inside_encode_by_proxy(ctx)
+        else:
+            ctx.item(f"{stage}_cancelled", Verdict.BLOCKED, "missing capability: chaos (stretching the "
+                     f"{stage} stage needs the target's own fault point" + (")" if stage == "query" else
+                                                                              ", or model_proxy with embeddings: true)"))
 
 
 @case(22, "可靠性-22-1", codes=("T8",))
@@ -274,12 +336,25 @@ def nothing_to_resume(ctx: CaseContext) -> None:
              f"a new run ended {again.detail.state if again.detail else None}")
 
 
+def _committed(ctx: CaseContext, session_id: str, run_ids: list[str], resumable: RunTranscript | None) -> dict[str, Any]:
+    """What was committed before the restart: the session's messages of finished runs (and the questions that
+    led to them), each finished run's record, and the resumable run's checkpoints."""
+    session = ctx.adapter.session(ctx.a, session_id)
+    finished = {m.message_id for m in session.messages if m.run_id in run_ids}
+    asked = {m.parent_id for m in session.messages if m.message_id in finished}
+    return {"messages": [m.model_dump() for m in session.messages if m.message_id in finished | asked],
+            "runs": {r: ctx.adapter.run(ctx.a, r).model_dump() for r in run_ids},
+            "checkpoints": [c.model_dump() for c in ctx.adapter.run(ctx.a, resumable.run_id).checkpoints]
+            if resumable else []}
+
+
 @case(26, "可靠性-26-1", codes=("T9",))
 def restart_keeps_saved_state(ctx: CaseContext) -> None:
     """In the isolated deployment, with a finished session and a resumable checkpoint, restart the server.
 
     Expects: everything committed is still there; interrupted runs say so truthfully; checkpoint rules
-    still apply. BLOCKED when the rig has no restart window (no restarter configured).
+    still apply. BLOCKED when the rig has no restart window (no restarter configured). The restart is the
+    rig's own (fixture rig_process: the embedded workbench's process, or the deployment's `restart_cmd`).
     Evidence: restart record, data before/after, run states.
     """
     restarter = ctx.target.restarter
@@ -289,37 +364,46 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
         return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     done = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
-    resumable = _stopped_with_checkpoint(ctx, opened.session_id)
-    with ctx.slow_model():
+    resumable = None if ctx.lacks("checkpoint_rules_hold", "checkpoints", "resume") else \
+        _stopped_with_checkpoint(ctx, opened.session_id)
+    with ctx.slow_model() as slowed:
         flight = ctx.submit(ctx.a, opened.session_id, LONG)
         ctx.stream_until(ctx.a, flight, lambda e: isinstance(e, TokenEvent))
-    before = {"session": ctx.adapter.session(ctx.a, opened.session_id).model_dump(),
-              "done": ctx.adapter.run(ctx.a, done.run_id).model_dump(),
-              "resumable": ctx.adapter.run(ctx.a, resumable.run_id).checkpoints}
+        in_flight = not ctx.adapter.run(ctx.a, flight.run_id).terminal
+    ctx.evidence("fixture", "a run in flight at the restart", {"fixture": slowed.kind, "in_flight": in_flight})
+    before = _committed(ctx, opened.session_id, [done.run_id], resumable)
     began = time.perf_counter_ns()
     record = restarter.restart(hard=True)
     ready_ms = (time.perf_counter_ns() - began) / 1e6
-    ctx.evidence("restart", "target restarted", {**record, "ready_after_ms": ready_ms})
+    ctx.evidence("restart", "target restarted", {"fixture": "rig_process", **record, "ready_after_ms": ready_ms})
     ctx.target.relogin("a")
     ctx.target.relogin("b")
-    after = {"session": ctx.adapter.session(ctx.a, opened.session_id).model_dump(),
-             "done": ctx.adapter.run(ctx.a, done.run_id).model_dump(),
-             "resumable": ctx.adapter.run(ctx.a, resumable.run_id).checkpoints}
-    e = ctx.observe("committed data before and after", {"equal": before == after})
-    ctx.item("committed_data_intact", before == after, "session, finished run and checkpoints re-read equal", e,
-             seen={"differs": [k for k in before if before[k] != after.get(k)]})
-    cut = ctx.run_detail(ctx.a, flight.run_id)
-    e2 = ctx.observe("run in flight at the restart", {"state": cut.state, "end_reason": cut.end_reason})
-    ctx.item("interruption_truthful", (cut.state, cut.end_reason) == ("interrupted", "server_restart"),
-             f"{cut.state}/{cut.end_reason}", e2)
-    resumed = ctx.adapter.resume(ctx.a, resumable.run_id)
-    new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume after restart",
-                        submit_ns=time.perf_counter_ns())
-    ctx.read(ctx.a, new, end_code=TCode.T9)
-    first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
-    ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
-             new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
-             seen={"resumed_state": new.detail.state if new.detail else None,
-                   "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
-    ctx.measures([tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")] +
-                 ([tcode(TCode.T9, "client", first_good, label="restart_to_first_good_run")] if first_good else []))
+    after = _committed(ctx, opened.session_id, [done.run_id], resumable)
+    e = ctx.observe("committed data before and after", {"equal": before == after, "messages": len(before["messages"])})
+    ctx.item("committed_data_intact", before == after and bool(before["messages"]),
+             "the finished run's messages, its record and the checkpoints re-read equal", e,
+             seen={"messages": len(before["messages"]), "differs": [k for k in before if before[k] != after.get(k)]})
+    # The process that ran the cut run is gone: its record must say so, at once or after the target's own recovery.
+    cut = wait_terminal(ctx, flight.run_id) or ctx.adapter.run(ctx.a, flight.run_id)
+    ctx.store.add_run(ctx.rep, ctx.key, cut.model_dump(mode="json"))
+    e2 = ctx.observe("run in flight at the restart", {"in_flight_before": in_flight, "state": cut.state,
+                                                      "end_reason": cut.end_reason})
+    truthful = cut.state == "interrupted" and cut.end_reason == "server_restart" if ctx.caps.end_reasons \
+        else cut.state in ("interrupted", "failed")
+    ctx.item("interruption_truthful", in_flight and truthful, "the run cut by the restart is recorded as interrupted, "
+             "not as still running, completed or stopped by the user", e2,
+             seen={"in_flight_before_restart": in_flight, "recorded": f"{cut.state}/{cut.end_reason}"})
+    measures = [tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")]
+    if resumable is not None:
+        resumed = ctx.adapter.resume(ctx.a, resumable.run_id)
+        new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume after restart",
+                            submit_ns=time.perf_counter_ns())
+        ctx.read(ctx.a, new, end_code=TCode.T9)
+        first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
+        ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
+                 new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
+                 seen={"resumed_state": new.detail.state if new.detail else None,
+                       "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
+        if first_good:
+            measures.append(tcode(TCode.T9, "client", first_good, label="restart_to_first_good_run"))
+    ctx.measures(measures)

@@ -9,7 +9,7 @@ from typing import Any
 from rig.adapters.models import Citation, Message, Session
 from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
-from rig.pdftext import occurrences_on_page
+from rig.pdftext import occurrences_on_page, pages_containing
 from rig.promtext import sample_value
 from rig.waiting import wait_until, wait_while_moving
 
@@ -64,6 +64,39 @@ def citation_on_its_page(ctx: CaseContext, citation: Citation) -> bool:
     if citation.page is None:
         return False
     return occurrences_on_page(file_for_doc(ctx, citation.doc_id), citation.page, citation.quote) >= 1
+
+
+def derived_page(ctx: CaseContext, citation: Citation) -> int | None:
+    """The one physical page of the cited document's original on which the quote stands (the rig's reading of
+    the file it uploaded); None when the quote stands on no page of it, or on several."""
+    if not citation.quote.strip() or not any(e.doc_id == citation.doc_id for e in ctx.target.setup.ingest):
+        return None
+    pages = pages_containing(file_for_doc(ctx, citation.doc_id), citation.quote)
+    return pages[0] if len(pages) == 1 else None
+
+
+def with_pages(ctx: CaseContext, citations: list[Citation]) -> tuple[list[Citation], str]:
+    """The citations with the physical pages they rest on, and who gave the pages: `target`, or — for a target
+    whose citations name a document but no page — `rig_derived`: the rig places each quote in the original it
+    uploaded itself (the corpus is the rig's own), and a quote it cannot place on one page keeps none. The
+    derivation is kept as evidence, so a reader sees the target named no page."""
+    if not ctx.caps.missing("citation_pages"):
+        return citations, "target"
+    derived = [c.model_copy(update={"page": derived_page(ctx, c)}) for c in citations]
+    ctx.evidence("fixture", "citation pages derived by the rig (the target names none)", {
+        "fixture": "rig_derived", "how": "each quote located in the physical pages of the cited document's original",
+        "citations": [(c.citation_id, ctx.paper_of(c.doc_id), c.quote[:60], c.page) for c in derived]})
+    return derived, "rig_derived"
+
+
+def citation_grounded(ctx: CaseContext, citation: Citation) -> bool:
+    """The quote stands where the citation says: on its cited page, or — where the target names no page — in
+    the cited document's original (so nothing of another paper is passed off as this one's)."""
+    if not ctx.caps.missing("citation_pages"):
+        return citation_on_its_page(ctx, citation)
+    known = any(e.doc_id == citation.doc_id for e in ctx.target.setup.ingest)
+    return known and bool(citation.quote.strip()) and bool(pages_containing(file_for_doc(ctx, citation.doc_id),
+                                                                            citation.quote))
 
 
 def slots_in_use(ctx: CaseContext) -> float | None:

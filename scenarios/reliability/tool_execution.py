@@ -131,17 +131,26 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
 
     Expects: the error is recognisable; the system retries or states the limit by its real mechanism,
     and never claims evidence it did not get. Evidence: the fault, the error returned, the answer.
+    The fault goes in through the target's retrieval: the rig's LLM proxy fails the query's embeddings where
+    the target embeds through it (fixture rig_proxy), else the target's own `internal_search` fault point.
     """
-    if ctx.lacks("tool_fault", "chaos"):  # every item rests on an error injected inside the retrieval tool
+    items = ("error_recognisable", "stream_cards_match_record", "no_invented_evidence", "follow_up_behaviour")
+    fixture = None
+    with ctx.part("tool_fault"):  # every item rests on an error injected into the retrieval
+        fixture = ctx.retrieval_fault("error", times=1)
+    if fixture is None:
         return
-    ctx.fault("internal_search", "error", times=1)
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     assert run.detail is not None
+    if not ctx.took_effect(fixture, *items):
+        return
     first = run.detail.tool_calls[0] if run.detail.tool_calls else None
-    e = ctx.observe("first tool result", first.model_dump() if first else None)
+    e = ctx.observe("first tool result", {"fixture": fixture.kind, "first": first.model_dump() if first else None})
     ctx.item("error_recognisable", first is not None and first.ok is False and bool(first.error),
-             f"first call ok={first.ok if first else None}, error={first.error if first else None}", e)
+             "the failed retrieval is recognisable in the run record", e,
+             seen={"first_call_ok": first.ok if first else None, "error": first.error if first else None,
+                   "calls_recorded": len(run.detail.tool_calls)})
     # The tool cards the stream showed are a second entry point to the same facts: they must agree with the record.
     cards = {ev.tool_call_id: (ev.ok, bool((ev.data or {}).get("error"))) for ev in run.events
              if isinstance(ev, ToolResultEvent)}
@@ -159,12 +168,15 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
     e2 = ctx.observe("behaviour after the error", {"retried": len(run.detail.tool_calls) > 1,
                                                   "ok_calls": len(ok_calls), "citations": len(cites),
                                                   "state": run.detail.state, "reason": run.detail.end_reason,
-                                                  "problems": problems})
+                                                  "answer": run.answer[:300], "problems": problems})
     ctx.item("no_invented_evidence", honest and not problems, "citations only from successful calls", e2,
              seen={"ok_calls": len(ok_calls), "citations": len(cites), "problems": problems[:3]})
-    followed = bool(ok_calls) or run.detail.end_reason == "tool_error"
-    ctx.item("follow_up_behaviour", followed, "retried and recovered" if ok_calls else
-             f"ended {run.detail.state}/{run.detail.end_reason}", e2)
+    # Stating the limit by the real mechanism: the record ends tool_error (or, where the target has no end
+    # reasons, failed); an answer that reads like an empty search after a failed one hides the error.
+    stated = run.detail.end_reason == "tool_error" if ctx.caps.end_reasons else run.detail.state == "failed"
+    ctx.item("follow_up_behaviour", bool(ok_calls) or stated,
+             "retried and recovered, or ended stating the tool error", e2,
+             seen={"successful_calls": len(ok_calls), "ended": f"{run.detail.state}/{run.detail.end_reason}"})
 
 
 @case(15, "可靠性-15-1", codes=("T8",))
@@ -175,7 +187,7 @@ def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
     off as expanded; answer quality is judged separately. Evidence: the chunk, the expansion error,
     the final evidence.
     """
-    if ctx.lacks("expand_fault", "chaos"):  # every item rests on an error injected in the expansion stage
+    if ctx.lacks("expand_fault", "expansion", "chaos"):  # an error injected in the target's own expansion stage
         return
     scope = [ctx.doc("P32")]
     normal = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["2.9%"], scope)
@@ -224,7 +236,9 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
     empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     d2 = empty.detail
     assert d2 is not None
+    if not ctx.took_effect(fixture, "empty_answer_failed"):
+        return
     e2 = ctx.observe("empty-answer variant", {"state": d2.state, "end_reason": d2.end_reason, "answer": empty.answer,
-                                              "fixture": fixture})
+                                              "fixture": fixture.kind})
     failed = d2.state == "failed" and (d2.end_reason == "empty_answer" or not ctx.caps.end_reasons)
     ctx.item("empty_answer_failed", failed, f"an empty model answer ({fixture}) ended {d2.state}/{d2.end_reason}", e2)

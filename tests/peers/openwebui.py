@@ -1,18 +1,22 @@
 """A real Open WebUI on loopback for the peer tests: its own cached virtual environment, offline, with its chat
-and embeddings on the rig's deterministic mock model.
+and embeddings on the rig's LLM fault proxy serving the deterministic mock model.
 
-    python tests/peers/openwebui.py install      # the cached venv (~7 GB, ~6 min the first time)
-    python tests/peers/openwebui.py serve DIR    # start everything, write DIR/rig.yaml and DIR/env, wait for Ctrl-C
+    python tests/peers/openwebui.py install        # the cached venv (~7 GB, ~6 min the first time)
+    python tests/peers/openwebui.py serve DIR      # start everything, write DIR/rig.yaml and DIR/env, wait for Ctrl-C
+    python tests/peers/openwebui.py restart DIR    # SIGKILL the Open WebUI serving DIR and start it again (restart_cmd)
 
-Open WebUI calls its chat model at the address of `target.model_proxy.listen`, where the rig starts its LLM
-fault proxy (forwarding to the mock) when it connects; embeddings go straight to the mock, so uploads work
-whether or not a rig is connected. Accounts: an admin (which enables knowledge bases, sharing, and turns
-retrieval query generation off, since the mock's answer would become the query) and two plain users with
-random passwords, handed to the rig through environment variables only.
+The fault proxy runs beside Open WebUI as a sidecar (`rig chaos llm-proxy --upstream mock`), the way a staging
+deployment would keep one in front of its model provider: Open WebUI calls its chat model and embeds its
+documents and queries there, and the rig attaches to it (`model_proxy: {control: …, embeddings: true}`) to
+slow or empty answers and to fault the retrieval's embeddings. `restart` is the deployment's restart command
+(`restart_cmd`): same port, same data, same secret key. Accounts: an admin (which enables knowledge bases and
+sharing, and turns retrieval query generation off, since the mock's answer would become the query) and two
+plain users with random passwords, handed to the rig through environment variables only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -31,6 +35,7 @@ CACHE = Path(os.environ.get("RIG_PEERS_CACHE", Path.home() / ".cache" / "rig" / 
 VENV = CACHE / f"open-webui-{VERSION}"
 EXECUTABLE = VENV / "bin" / "open-webui"
 READY_TIMEOUT_S = 240.0
+MODELS = {"primary": "rig-mock", "alternative": "rig-mock-mini", "invalid": "rig-no-such-model"}
 
 
 def installed() -> bool:
@@ -53,31 +58,87 @@ class Account:
     env: str
 
 
+def _spawn(root: Path, cmd: list[str], log: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with (root / log).open("ab") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie of ours counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def start_server(root: Path) -> int:
+    """Start Open WebUI for `root` with its saved settings (port, environment); returns and records its pid."""
+    settings = json.loads((root / "open-webui.json").read_text())
+    proc = _spawn(root, [str(EXECUTABLE), "serve", "--host", "127.0.0.1", "--port", str(settings["port"])],
+                  "open-webui.log", {**os.environ, **settings["env"]})
+    (root / "open-webui.pid").write_text(str(proc.pid))
+    return proc.pid
+
+
+def stop_server(root: Path, sig: int = signal.SIGTERM, timeout_s: float = 20.0) -> None:
+    """End the Open WebUI recorded for `root` (its whole process group), SIGKILL if it lingers."""
+    pid_file = root / "open-webui.pid"
+    if not pid_file.exists():
+        return
+    pid = int(pid_file.read_text())
+    _kill_group(pid, sig)
+    deadline = time.monotonic() + timeout_s
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _gone(pid):
+        _kill_group(pid, signal.SIGKILL)
+    pid_file.unlink(missing_ok=True)
+
+
+def restart_server(root: Path) -> int:
+    """The deployment's restart command: SIGKILL (a crash, nothing drained) and start again, same port and data."""
+    stop_server(root, signal.SIGKILL)
+    return start_server(root)
+
+
 @dataclass
 class OpenWebUI:
-    """Open WebUI, the mock model it embeds with, and the accounts the rig uses; `stop()` ends all of it."""
+    """Open WebUI, the fault proxy it calls its model through, and the accounts the rig uses; `stop()` ends it."""
 
     root: Path
     port: int = field(default_factory=free_port)
-    mock_port: int = field(default_factory=free_port)
     proxy_port: int = field(default_factory=free_port)
     accounts: dict[str, Account] = field(default_factory=dict)
     admin: Account | None = None
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    proxy: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def proxy_url(self) -> str:
+        return f"http://127.0.0.1:{self.proxy_port}"
+
     def env(self) -> dict[str, str]:
-        mock = f"http://127.0.0.1:{self.mock_port}/v1"
-        return {**os.environ, "DATA_DIR": str(self.root / "data"), "WEBUI_SECRET_KEY": secrets.token_hex(16),
+        model = f"{self.proxy_url}/v1"
+        return {"DATA_DIR": str(self.root / "data"), "WEBUI_SECRET_KEY": secrets.token_hex(16),
                 "OFFLINE_MODE": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "ENABLE_VERSION_UPDATE_CHECK": "false", "ANONYMIZED_TELEMETRY": "false", "SCARF_NO_ANALYTICS": "true",
                 "DO_NOT_TRACK": "true", "ENABLE_OLLAMA_API": "false", "ENABLE_OPENAI_API": "true",
-                "OPENAI_API_BASE_URL": f"http://127.0.0.1:{self.proxy_port}/v1", "OPENAI_API_KEY": "sk-rig-mock",
+                "OPENAI_API_BASE_URL": model, "OPENAI_API_KEY": "sk-rig-mock",
                 "RAG_EMBEDDING_ENGINE": "openai", "RAG_EMBEDDING_MODEL": "rig-mock-embed",
-                "RAG_OPENAI_API_BASE_URL": mock, "RAG_OPENAI_API_KEY": "sk-rig-mock", "RAG_RERANKING_MODEL": "",
+                "RAG_OPENAI_API_BASE_URL": model, "RAG_OPENAI_API_KEY": "sk-rig-mock", "RAG_RERANKING_MODEL": "",
                 "ENABLE_RAG_HYBRID_SEARCH": "false", "BYPASS_MODEL_ACCESS_CONTROL": "true", "ENABLE_SIGNUP": "true",
                 "DEFAULT_USER_ROLE": "user", "ENABLE_TITLE_GENERATION": "false", "ENABLE_TAGS_GENERATION": "false",
                 "ENABLE_FOLLOW_UP_GENERATION": "false", "ENABLE_AUTOCOMPLETE_GENERATION": "false",
@@ -88,29 +149,28 @@ class OpenWebUI:
             raise RuntimeError(f"Open WebUI {VERSION} is not installed in {VENV}: run `make peers`")
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "data").mkdir(exist_ok=True)
+        settings = self.root / "open-webui.json"
+        settings.write_text(json.dumps({"port": self.port, "env": self.env()}))
+        settings.chmod(0o600)  # the secret key
         try:
-            self._spawn([sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", "mock", "--listen",
-                         f"127.0.0.1:{self.mock_port}"], "mock.log", os.environ.copy())
-            self._spawn([str(EXECUTABLE), "serve", "--host", "127.0.0.1", "--port", str(self.port)], "open-webui.log",
-                        self.env())
-            self._wait_ready()
+            self.proxy = _spawn(self.root, [sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", "mock",
+                                            "--listen", f"127.0.0.1:{self.proxy_port}"], "proxy.log", dict(os.environ))
+            start_server(self.root)
+            self.wait_ready()
             self._provision()
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _spawn(self, cmd: list[str], log: str, env: dict[str, str]) -> None:
-        with (self.root / log).open("ab") as out:
-            self.processes.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                                   start_new_session=True))
-
-    def _wait_ready(self) -> None:
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            for p in self.processes:
-                if p.poll() is not None:
-                    raise RuntimeError(f"{p.args[0]} exited with {p.returncode}; see {self.root}")
+            if self.proxy is not None and self.proxy.poll() is not None:
+                raise RuntimeError(f"the fault proxy exited with {self.proxy.returncode}; see {self.root}/proxy.log")
+            pid_file = self.root / "open-webui.pid"
+            if pid_file.exists() and _gone(int(pid_file.read_text())):
+                raise RuntimeError(f"Open WebUI exited; see {self.root}/open-webui.log")
             try:
                 if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
                     return
@@ -139,33 +199,40 @@ class OpenWebUI:
                                                               "password": account.password, "role": "user"}).raise_for_status()
                 self.accounts[key] = account
 
+    def restart_cmd(self) -> str:
+        return f"{sys.executable} {Path(__file__).resolve()} restart {self.root}"
+
     def rig_yaml(self) -> str:
         """The rig.yaml a team would write for this instance (passwords from the environment)."""
         accounts = "\n".join(f"  {k}: {{username: {a.email}, password_env: {a.env}}}" for k, a in self.accounts.items())
+        models = "\n".join(f"  {k}: {{provider: openai, model: {m}}}" for k, m in MODELS.items())
         return (f"target:\n  url: {self.url}\n  adapter: rig.adapters.openwebui:OpenWebUIAdapter\n"
-                f"  ready_path: /health\n  model_proxy: {{listen: 127.0.0.1:{self.proxy_port}, "
-                f"upstream: http://127.0.0.1:{self.mock_port}/v1}}\naccounts:\n{accounts}\n")
+                f"  ready_path: /health\n  model_proxy: {{control: {self.proxy_url}, embeddings: true}}\n"
+                f"  restart_cmd: {json.dumps(self.restart_cmd())}\naccounts:\n{accounts}\nmodels:\n{models}\n")
 
     def secrets_env(self) -> dict[str, str]:
         return {a.env: a.password for a in self.accounts.values()}
 
     def stop(self) -> None:
-        for p in reversed(self.processes):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.processes:
+        stop_server(self.root)
+        if self.proxy is not None and self.proxy.poll() is None:
+            _kill_group(self.proxy.pid, signal.SIGTERM)
             try:
-                p.wait(timeout=20)
+                self.proxy.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        self.processes.clear()
+                _kill_group(self.proxy.pid, signal.SIGKILL)
+                self.proxy.wait()
+        self.proxy = None
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["install"]:
         install()
         print(f"Open WebUI {VERSION} in {VENV}")
+        return 0
+    if argv[:1] == ["restart"] and len(argv) == 2:
+        pid = restart_server(Path(argv[1]))
+        print(f"Open WebUI restarted (pid {pid})")
         return 0
     if argv[:1] == ["serve"] and len(argv) == 2:
         root = Path(argv[1])
