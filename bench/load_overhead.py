@@ -1,12 +1,13 @@
 """Rig overhead: a bare Locust FastHttpUser reading an SSE stream vs the rig's adapter-driven researcher.
 
-    python bench/load_overhead.py [--seconds 20] [--users 20]
+    python bench/load_overhead.py [--seconds 20] [--users 20] [--adapter workbench|http]
 
 Both user classes run in the same Locust process at the same time, half the users each, reading the
 same finished run's event stream (the workbench replays it from storage), so they compete for the same
 CPU. The rig user goes the whole way a load run's researcher goes: the configured adapter on a Locust
 transport, the one SSE reader, typed events, the T-code derivation, Locust rows and the recorder. The
-printed ratio is rig streams/s ÷ bare streams/s (goal ≥ 0.95).
+printed ratio is rig streams/s ÷ bare streams/s (goal ≥ 0.95). `--adapter http` runs the rig user on the
+declarative adapter described by docs/http-target.rig.yaml instead of the built-in WorkbenchAdapter.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 LOCUSTFILE = '''
+import json
 import os
 from locust import FastHttpUser, task, constant
 from rig.adapters import load_adapter_class
@@ -50,9 +52,11 @@ class RigStreamUser(ResearcherUser):
     wait_time = constant(0)
     def on_start(self):
         self.plan = LoadPlan(target_url=self.host, project_by_user={}, paper_sets=[], usernames=["bench"],
-                             fetch_detail=False)
+                             fetch_detail=False, adapter=os.environ["BENCH_ADAPTER"],
+                             adapter_options=json.loads(os.environ["BENCH_ADAPTER_OPTIONS"]))
         self.transport = LocustTransport(self.client)
-        self.adapter = load_adapter_class(self.plan.adapter).connect(self.host, transport=self.transport)
+        self.adapter = load_adapter_class(self.plan.adapter).connect(self.host, transport=self.transport,
+                                                                     options=self.plan.adapter_options)
         self.auth = Auth(token=TOKEN, user_id="bench", username="bench")
         self.username = "bench"
     def turn(self):
@@ -60,10 +64,21 @@ class RigStreamUser(ResearcherUser):
 '''
 
 
+def adapter_env(kind: str) -> dict[str, str]:
+    """The rig user's adapter: the built-in one, or the declarative one from docs/http-target.rig.yaml."""
+    if kind == "workbench":
+        return {"BENCH_ADAPTER": "rig.adapters:WorkbenchAdapter", "BENCH_ADAPTER_OPTIONS": "{}"}
+    import yaml
+
+    spec = yaml.safe_load((HERE.parent / "docs" / "http-target.rig.yaml").read_text(encoding="utf-8"))["target"]["http"]
+    return {"BENCH_ADAPTER": "rig.adapters.http:HttpAdapter", "BENCH_ADAPTER_OPTIONS": json.dumps({"http": spec})}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--adapter", choices=("workbench", "http"), default="workbench")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from _target import bench_target
@@ -77,7 +92,7 @@ def main() -> None:
             lf = Path(tmp) / "bench_locustfile.py"
             lf.write_text(LOCUSTFILE)
             env = {**os.environ, "BENCH_RUN": sub.run_id, "BENCH_TOKEN": bt.auth.token,
-                   "PYTHONPATH": str(HERE.parent)}
+                   "PYTHONPATH": str(HERE.parent), **adapter_env(args.adapter)}
             csv_prefix = Path(tmp) / "bench"
             subprocess.run([sys.executable, "-m", "locust", "-f", str(lf), "--headless", "--host", bt.target.url,
                             "-u", str(args.users), "-r", str(args.users), "-t", f"{args.seconds}s", "--csv",
@@ -88,10 +103,12 @@ def main() -> None:
             rows = {r["Name"]: r for r in csv.DictReader((Path(f"{csv_prefix}_stats.csv")).open())
                     if r["Type"] in ("GET",)}
             bare, rig = float(rows["bare"]["Requests/s"]), float(rows["events"]["Requests/s"])
-            print(f"stream of {len(events)} events, {args.users} users for {args.seconds}s in one process")
+            print(f"stream of {len(events)} events, {args.users} users for {args.seconds}s in one process, "
+                  f"{args.adapter} adapter")
             print(f"bare FastHttpUser: {bare:.1f} streams/s; rig researcher: {rig:.1f} streams/s")
             print(f"overhead ratio (rig / bare): {rig / bare:.3f}  (goal ≥ 0.95)")
-            print(json.dumps({"bare_streams_per_s": bare, "rig_streams_per_s": rig, "ratio": rig / bare}))
+            print(json.dumps({"adapter": args.adapter, "bare_streams_per_s": bare, "rig_streams_per_s": rig,
+                              "ratio": rig / bare}))
         finally:
             bt.target.cleanup()
 

@@ -29,7 +29,7 @@ DEFAULT_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay�
 def _open(config: str) -> tuple[Adapter, RigConfig]:
     cfg = load_config(Path(config))
     t = cfg.target
-    adapter = load_adapter_class(t.adapter).connect(t.url, chaos_token=t.chaos_token(), options=t.options)
+    adapter = load_adapter_class(t.adapter).connect(t.url, chaos_token=t.chaos_token(), options=t.adapter_options())
     return adapter, cfg
 
 

@@ -12,8 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rig.adapters.http.spec import HttpSpec
 from rig.errors import ConfigError
 from rig.yamlfile import load_yaml_model
+
+HTTP_ADAPTER = "rig.adapters.http:HttpAdapter"
 
 
 class _Strict(BaseModel):
@@ -82,9 +85,23 @@ class TargetConfig(_Strict):
     model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
     otlp_listen: str | None = None  # HOST:PORT where the gate receives spans; the target's OTLP exporter sends there
+    http: HttpSpec | None = None  # a target described here instead of by an adapter class (rig.adapters.http)
+
+    @model_validator(mode="after")
+    def _http_adapter(self) -> TargetConfig:
+        if self.http is not None and "adapter" not in self.model_fields_set:
+            self.adapter = HTTP_ADAPTER  # target.http alone is enough: no Python of the user's own
+        if self.adapter == HTTP_ADAPTER and self.http is None:
+            raise ValueError(f"adapter {HTTP_ADAPTER} needs target.http (the target's requests, described in YAML)")
+        return self
 
     def chaos_token(self) -> str | None:
         return os.environ.get(self.chaos_token_env) if self.chaos_token_env else None
+
+    def adapter_options(self) -> dict[str, Any]:
+        """What the adapter is built with besides the URL: `options`, and the `http` description when there is one."""
+        extra = {"http": self.http.model_dump(mode="json", by_alias=True, exclude_unset=True)} if self.http else {}
+        return {**self.options, **extra}
 
 
 class ModelChoices(_Strict):

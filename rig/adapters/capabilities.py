@@ -20,7 +20,7 @@ class Capabilities(BaseModel):
     See docs/adapters.md for what each one means and which cases need it.
     """
 
-    stream: Literal["sse", "websocket", "none"] = "sse"
+    stream: Literal["sse", "ndjson", "json", "websocket", "none"] = "sse"
     stop: Literal["server", "disconnect", "none"] = "server"
     resume: bool = True
     regenerate: bool = True

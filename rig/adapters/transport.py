@@ -68,8 +68,12 @@ class Transport(ABC):
 
     @abstractmethod
     def stream(self, method: str, path: str, *, op: str, headers: dict[str, str],
-               timeout_s: float | None = None) -> AbstractContextManager[StreamReply]:
-        """A request whose answer body is read as it arrives; chunks() raises TransportError if it breaks."""
+               timeout_s: float | None = None, body: bytes | None = None,
+               delimiter: bytes = b"\n\n") -> AbstractContextManager[StreamReply]:
+        """A request whose answer body is read as it arrives; chunks() raises TransportError if it breaks.
+
+        `delimiter` ends one event of the stream (a blank line for SSE, a newline for NDJSON): a transport that
+        reads in blocks ends a read there, so each event is stamped when its last byte arrived."""
 
     def expecting(self, *statuses: int) -> AbstractContextManager[None]:
         """Statuses the caller expects inside the block (a load transport then does not count them as failures)."""
@@ -106,10 +110,11 @@ class HttpxTransport(Transport):
 
     @contextmanager
     def stream(self, method: str, path: str, *, op: str, headers: dict[str, str],
-               timeout_s: float | None = None) -> Iterator[StreamReply]:
+               timeout_s: float | None = None, body: bytes | None = None,
+               delimiter: bytes = b"\n\n") -> Iterator[StreamReply]:
         timeout = httpx.Timeout(timeout_s) if timeout_s is not None else None
         try:
-            with self._http.stream(method, path, headers=headers, timeout=timeout) as response:
+            with self._http.stream(method, path, headers=headers, content=body, timeout=timeout) as response:
                 def chunks() -> Iterator[bytes]:
                     try:
                         yield from response.iter_bytes()

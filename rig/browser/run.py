@@ -61,7 +61,8 @@ def run_browser(options: BrowserRunOptions) -> tuple[dict[str, object], BrowserR
         corpus_dir, manifest = ensure_corpus()
         project = adapter.create_project(auth, f"rig browser {time.time_ns()}")
         loaded = load_corpus(adapter, auth, project, corpus_dir, manifest, only=["P32"])
-        plan = BrowserPlan(base_url=url, adapter=conn.adapter_spec, username=username, project_id=project,
+        plan = BrowserPlan(base_url=url, adapter=conn.adapter_spec, adapter_options=conn.options,
+                           username=username, project_id=project,
                            doc_ids=[loaded.doc("P32")],
                            questions=QUESTIONS, users=options.users, turns=options.turns,
                            deadline_s=options.deadline_s)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth
@@ -31,6 +31,7 @@ class BrowserPlan(BaseModel):
 
     base_url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"  # how the worker process reads run records (`package.module:Class`)
+    adapter_options: dict[str, Any] = Field(default_factory=dict)  # target.options and target.http (no secrets)
     username: str
     project_id: str
     doc_ids: list[str]

@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     redactor = Redactor()
     redactor.add(password)
     store = EvidenceStore(Path(argv[0]), redactor)
-    adapter = load_adapter_class(plan.adapter).connect(plan.base_url)
+    adapter = load_adapter_class(plan.adapter).connect(plan.base_url, options=plan.adapter_options)
     try:
         auth = adapter.login(plan.username, password)
         redactor.add(auth.token)

@@ -185,7 +185,8 @@ def write_request_stats(environment: Any, path: Path) -> None:
 
 def _sample_loop(environment: Any, plan: LoadPlan) -> None:
     """Each second: users running, workers connected, the target's CPU and memory from its metrics."""
-    adapter = load_adapter_class(plan.adapter).connect(plan.target_url) if plan.target_metrics else None
+    adapter = load_adapter_class(plan.adapter).connect(plan.target_url, options=plan.adapter_options) \
+        if plan.target_metrics else None
     last_cpu: tuple[float, float] | None = None
     points: dict[str, list[tuple[float, float]]] = {"users": [], "target_cpu": [], "target_rss_bytes": []}
     metrics = RECORDER.metrics

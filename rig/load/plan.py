@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,7 @@ class PaperSet(BaseModel):
 class LoadPlan(BaseModel):
     target_url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"  # `package.module:Class` every user builds on its Locust client
+    adapter_options: dict[str, Any] = Field(default_factory=dict)  # target.options and target.http (no secrets)
     project_by_user: dict[str, str]
     paper_sets: list[PaperSet]
     usernames: list[str]

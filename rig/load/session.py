@@ -189,7 +189,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
         passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
         plan = LoadPlan(
-            target_url=adapter.base_url, adapter=conn.adapter_spec, project_by_user={n: project for n in passwords},
+            target_url=adapter.base_url, adapter=conn.adapter_spec, adapter_options=conn.options,
+            project_by_user={n: project for n in passwords},
             paper_sets=paper_sets(docs), usernames=list(passwords),
             ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
             arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed, duration_s=options.duration_s,

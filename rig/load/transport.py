@@ -65,8 +65,10 @@ class LocustTransport(Transport):
 
     @contextmanager
     def stream(self, method: str, path: str, *, op: str, headers: dict[str, str],
-               timeout_s: float | None = None) -> Iterator[StreamReply]:
-        with self.client.request(method, path, name=op, headers=headers, stream=True, catch_response=True) as resp:
+               timeout_s: float | None = None, body: bytes | None = None,
+               delimiter: bytes = b"\n\n") -> Iterator[StreamReply]:
+        with self.client.request(method, path, name=op, headers=headers, data=body, stream=True,
+                                 catch_response=True) as resp:
             status = self._judge(resp)
             raw = getattr(resp, "_response", None)
 
@@ -77,7 +79,7 @@ class LocustTransport(Transport):
                     head = raw.readline(b"\n")
                     if not head:
                         return
-                    sep = b"\r\n\r\n" if head.endswith(b"\r\n") else b"\n\n"
+                    sep = b"\r\n\r\n" if delimiter == b"\n\n" and head.endswith(b"\r\n") else delimiter
                     yield head
                     while block := raw.readline(sep):
                         yield block

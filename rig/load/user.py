@@ -53,7 +53,8 @@ class AdapterUser(FastHttpUser):
     def on_start(self) -> None:
         self.plan = plan_of(self.environment)
         self.transport = LocustTransport(self.client)
-        self.adapter = load_adapter_class(self.plan.adapter).connect(self.plan.target_url, transport=self.transport)
+        self.adapter = load_adapter_class(self.plan.adapter).connect(self.plan.target_url, transport=self.transport,
+                                                                     options=self.plan.adapter_options)
         self.username = self.pick_account()
         try:
             self.auth = self.adapter.login(self.username, load_secrets()[self.username])

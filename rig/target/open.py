@@ -50,7 +50,7 @@ class Connection:
     models: ModelChoices = field(default_factory=ModelChoices)
     slots_metric: str | None = None
     ready_path: str = "/readyz"
-    options: dict[str, Any] = field(default_factory=dict)  # target.options, for adapters built elsewhere
+    options: dict[str, Any] = field(default_factory=dict)  # what adapters built elsewhere need (options, http)
     model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
 
     def login(self, key: str) -> Auth:
@@ -90,7 +90,7 @@ def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transp
         redactor.add(token)
     wait_ready(config.target.url, timeout_s, path=config.target.ready_path)
     return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token, transport=transport,
-                                                             options=config.target.options)
+                                                             options=config.target.adapter_options())
 
 
 def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, accounts: dict[str, str],
@@ -125,7 +125,7 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
     return Connection(adapter, t.adapter, {key: a.username for key, a in config.accounts.items()}, passwords,
                       restarter=restarter, models=config.models,
                       slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path,
-                      options=dict(t.options), model_proxy=proxy)
+                      options=t.adapter_options(), model_proxy=proxy)
 
 
 @dataclass

@@ -38,7 +38,8 @@ class Replay(Transport):
 
     @contextmanager
     def stream(self, method: str, path: str, *, op: str, headers: dict[str, str],
-               timeout_s: float | None = None) -> Iterator[StreamReply]:
+               timeout_s: float | None = None, body: bytes | None = None,
+               delimiter: bytes = b"\n\n") -> Iterator[StreamReply]:
         pieces = [p.encode() for _, p in self.data["pieces"]]
         yield StreamReply(200, {"content-type": "text/event-stream"}, lambda: iter(pieces))
 

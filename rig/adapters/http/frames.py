@@ -1,0 +1,148 @@
+"""A run's stream as the rig's events: frames cut from bytes (SSE, NDJSON, JSON objects), sorted by rules.
+
+Every frame is stamped when the bytes that completed it arrived (the rig's one clock), whatever the framing.
+Rules with `event` are looked up by the SSE event name; the others are tried in order with their `when` test on
+`{event, id, data}`. The first rule that matches decides; a frame no rule matches is not an event of the run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from rig.adapters.http.extract import Reader
+from rig.adapters.http.spec import EventRule, StreamSpec, compile_path
+from rig.adapters.models import Event, make_event
+from rig.clock import now_ns
+from rig.errors import TargetProtocolError
+from rig.measure.sse import read_events
+
+DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
+
+
+@dataclass(slots=True)
+class Frame:
+    """One unit of a stream: its name and id where the framing has them, its data, when it arrived."""
+
+    event: str | None
+    id: str | None
+    data: Any
+    recv_ns: int
+
+    def context(self) -> dict[str, Any]:
+        return {"event": self.event, "id": self.id, "data": self.data}
+
+
+def _loads(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text if isinstance(text, str) else text.decode("utf-8", "replace")
+
+
+def sse_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
+    for raw in read_events(chunks):
+        yield Frame(raw.event, raw.id, _loads(raw.data) if raw.data else {}, raw.recv_ns)
+
+
+def ndjson_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
+    buffer = b""
+    for chunk in chunks:
+        stamp = now_ns()
+        lines = (buffer + chunk).split(b"\n")
+        buffer = lines.pop()
+        for line in lines:
+            if line.strip():
+                yield Frame(None, None, _loads(line), stamp)
+    if buffer.strip():
+        yield Frame(None, None, _loads(buffer), now_ns())
+
+
+def json_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
+    """Concatenated JSON values, or the items of one streamed top-level array (`[{…},{…}]`)."""
+    decoder = json.JSONDecoder()
+    buffer, opened = "", False
+    for chunk in chunks:
+        stamp = now_ns()
+        buffer += chunk.decode("utf-8", "replace")
+        while True:
+            buffer = buffer.lstrip(" \t\r\n,")
+            if not opened and buffer.startswith("["):
+                opened, buffer = True, buffer[1:]
+                continue
+            if opened and buffer.startswith("]"):
+                buffer = buffer[1:]
+                continue
+            if not buffer:
+                break
+            try:
+                value, end = decoder.raw_decode(buffer)
+            except json.JSONDecodeError:
+                break  # incomplete: wait for more bytes
+            buffer = buffer[end:]
+            yield Frame(None, None, value, stamp)
+    if buffer.strip(" \t\r\n,]"):
+        raise TargetProtocolError(f"the stream ended inside a JSON value: {buffer[:80]!r}")
+
+
+FRAMERS = {"sse": sse_frames, "ndjson": ndjson_frames, "json": json_frames}
+
+
+class _Rule:
+    __slots__ = ("type", "when", "data")
+
+    def __init__(self, rule: EventRule) -> None:
+        self.type = rule.type
+        self.when = compile_path(rule.when) if rule.when else None
+        self.data = Reader(rule.data) if rule.data is not None else None
+
+
+class EventSorter:
+    """A stream spec, compiled: frames in, the rig's typed events out (ending at `done` or `error`)."""
+
+    def __init__(self, spec: StreamSpec) -> None:
+        self.format = spec.format
+        self._frames = FRAMERS[spec.format]
+        self._id = compile_path(spec.id) if spec.id else None
+        self._by_name: dict[str, list[_Rule]] = {}
+        self._any: list[_Rule] = []
+        for rule in spec.events:
+            (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(_Rule(rule))
+
+    def _match(self, frame: Frame) -> tuple[_Rule, dict[str, Any] | None] | None:
+        ctx: dict[str, Any] | None = None
+        for rule in (self._by_name.get(frame.event or "", []) + self._any):
+            if rule.when is not None:
+                ctx = ctx or frame.context()
+                if not rule.when.search(ctx):
+                    continue
+            return rule, ctx
+        return None
+
+    def events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
+        """The rig's events of one stream, each stamped when its frame arrived; stops after `done`/`error`."""
+        for frame in self._frames(chunks):
+            found = self._match(frame)
+            if found is None:
+                continue
+            rule, ctx = found
+            if rule.type == "ignore":
+                continue
+            data = frame.data if rule.data is None else rule.data.read(ctx or frame.context())
+            if not isinstance(data, dict):
+                data = {"value": data}
+            raw_id = frame.id if self._id is None else self._id.search(ctx or frame.context())
+            yield make_event(rule.type, _int(raw_id), data, frame.recv_ns)
+            if rule.type in ("done", "error"):
+                return
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,121 @@
+"""Filling a request template with an operation's variables: path, query, headers and body, as bytes.
+
+A string that is one placeholder alone (`"{scope}"`) takes the variable's value with its type and, when that
+value is None, its key is left out; placeholders inside longer strings are formatted as text. `{env:NAME}`
+reads the environment at send time (a missing variable is a ConfigError naming it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from rig.adapters.http.spec import Request
+from rig.adapters.transport import multipart
+from rig.errors import ConfigError
+
+_ALONE = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_:]*)\}$")
+_OMIT = object()
+
+
+@dataclass
+class Rendered:
+    """A request ready for the transport."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes | None
+    content_type: str | None
+    record_body: Any  # what the evidence keeps of the body
+
+
+def _lookup(name: str, variables: dict[str, Any]) -> Any:
+    if name.startswith("env:"):
+        value = os.environ.get(name[4:])
+        if value is None:
+            raise ConfigError(f"target.http names the environment variable {name[4:]}, which is not set",
+                              fix=f"export {name[4:]}=... before running the rig")
+        return value
+    return variables.get(name)
+
+
+_ENV = object()
+
+
+class _Formatter(string.Formatter):
+    """`{name}` from the variables (None as empty text); `{env:NAME}` (parsed as field `env`, spec `NAME`)."""
+
+    def __init__(self, variables: dict[str, Any]) -> None:
+        self.variables = variables
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
+        if key == "env":
+            return _ENV
+        value = _lookup(str(key), self.variables)
+        return "" if value is None else value
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if value is _ENV:
+            return _lookup(f"env:{format_spec}", self.variables)
+        return super().format_field(value, format_spec)
+
+
+def fill(value: Any, variables: dict[str, Any], *, text: bool = False) -> Any:
+    """The template value with its placeholders filled (`text`: always a string, for paths and headers)."""
+    if isinstance(value, str):
+        alone = _ALONE.match(value)
+        if alone and not text:
+            found = _lookup(alone.group(1), variables)
+            return _OMIT if found is None else found
+        return _Formatter(variables).format(value)
+    if isinstance(value, dict):
+        filled = {k: fill(v, variables, text=text) for k, v in value.items()}
+        return {k: v for k, v in filled.items() if v is not _OMIT}
+    if isinstance(value, list):
+        return [v for v in (fill(x, variables, text=text) for x in value) if v is not _OMIT]
+    return value
+
+
+def render(request: Request, variables: dict[str, Any]) -> Rendered:
+    """The request with `variables` in place (a path segment is URL-quoted; JSON keeps types)."""
+    path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}
+                      ).format(request.path)
+    query = {k: v for k, v in fill(request.query, variables).items() if v not in ("", None)}
+    if query:
+        path += ("&" if "?" in path else "?") + urlencode(query, doseq=True)
+    headers = {k.lower(): str(v) for k, v in fill(request.headers, variables, text=True).items() if str(v) != ""}
+    body: bytes | None = None
+    content_type: str | None = None
+    record: Any = None
+    if request.json_body is not None:
+        record = fill(request.json_body, variables)
+        record = None if record is _OMIT else record
+        body, content_type = json.dumps(record, ensure_ascii=False).encode(), "application/json"
+    elif request.form is not None:
+        record = fill(request.form, variables)
+        body, content_type = urlencode(record, doseq=True).encode(), "application/x-www-form-urlencoded"
+    elif request.multipart is not None:
+        body, content_type, record = _multipart(request.multipart, variables)
+    return Rendered(request.method, path, headers, body, content_type, record)
+
+
+def _multipart(fields: dict[str, Any], variables: dict[str, Any]) -> tuple[bytes, str, Any]:
+    texts: dict[str, str] = {}
+    files: dict[str, tuple[str, bytes, str]] = {}
+    for name, template in fields.items():
+        if template == "{file}":
+            path = Path(variables["file"])
+            files[name] = (str(variables.get("filename") or path.name), path.read_bytes(), "application/pdf")
+            continue
+        value = fill(template, variables)
+        if value is not _OMIT:
+            texts[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    body, ctype = multipart(texts, files)
+    return body, ctype, {**texts, **{k: v[0] for k, v in files.items()}}

@@ -1,0 +1,271 @@
+"""`target.http` in rig.yaml: a target described in YAML instead of an adapter class.
+
+Each operation of the adapter interface is a request template plus rules that read the answer:
+
+    ask:
+      request: {method: POST, path: "/api/chats/{session_id}/messages", json: {text: "{content}"}}
+      result: {run_id: id, message_id: message.id}      # JMESPath, evaluated on the JSON answer
+
+A template's `{name}` is one of the operation's variables (listed in VARIABLES; a name it does not offer is
+refused when the file is read); a value that is one placeholder alone keeps its type (a list stays a list)
+and is left out when it is None. `{env:NAME}` reads an environment variable (for a static key; never write
+one into the file). `result` is one JMESPath expression giving the rig's shape, or a mapping of the rig's
+field names to expressions; `values` translates a field's values into the rig's words. Streams are read as
+SSE, NDJSON or a stream of JSON objects, and each event is sorted by `events` rules into the rig's events.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Literal
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rig.adapters.capabilities import Capabilities
+
+EVENT_TYPES = ("queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
+               "error", "ignore")
+ACTOR = {"user_id", "username"}  # every request may name the acting account
+VARIABLES: dict[str, set[str]] = {
+    "login": {"username", "password"},
+    "logout": set(), "me": set(),
+    "create_project": {"name"}, "projects": set(), "add_member": {"project_id", "member"},
+    "upload": {"project_id", "file", "filename", "paper_id"},
+    "documents": {"project_id"}, "document": {"doc_id"}, "download": {"doc_id"}, "page_text": {"doc_id", "page"},
+    "search": {"project_id", "queries", "query", "scope", "history"},
+    "open_session": {"project_id", "scope", "attachments"},
+    "session": {"session_id", "project_id"}, "set_scope": {"session_id", "project_id", "scope", "attachments"},
+    "ask": {"session_id", "project_id", "scope", "content", "parent_id", "traceparent"},
+    "events": {"run_id", "session_id", "last_event_id"},
+    "run": {"run_id", "session_id"}, "stop": {"run_id", "session_id", "reason"},
+    "resume": {"run_id", "session_id"}, "regenerate": {"message_id", "session_id", "traceparent"},
+    "export": {"session_id", "format"}, "locate_citation": {"citation_id"},
+    "model_config": set(), "set_model_config": {"provider", "model", "base_url", "api_key"},
+    "ready": set(), "metrics": set(),
+}
+_FORMATTER = string.Formatter()
+# The capability an operation gives (an operation left out is that capability absent)
+CAPABILITY_OF = {"add_member": "members", "download": "download", "page_text": "page_text", "search": "direct_search",
+                 "set_scope": "scope_change", "run": "run_detail", "stop": "stop", "resume": "resume",
+                 "regenerate": "regenerate", "locate_citation": "locate_citation", "model_config": "model_config_api",
+                 "set_model_config": "model_config_api", "export.md": "export=md", "export.json": "export=json"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def placeholders(value: Any) -> set[str]:
+    """Every `{name}` in a template value (strings inside mappings and lists too); `{env:…}` is not one."""
+    if isinstance(value, str):
+        try:
+            return {f for _, f, _, _ in _FORMATTER.parse(value) if f and f != "env"}  # {env:NAME}: field env
+        except ValueError as exc:
+            raise ValueError(f"template {value!r}: {exc}") from None
+    if isinstance(value, dict):
+        return set().union(*(placeholders(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(placeholders(v) for v in value)) if value else set()
+    return set()
+
+
+def compile_path(expression: str) -> Any:
+    """A compiled JMESPath expression; a syntax error names the expression."""
+    try:
+        return jmespath.compile(expression)
+    except JMESPathError as exc:
+        raise ValueError(f"JMESPath {expression!r}: {str(exc).splitlines()[0]}") from None
+
+
+def _compile_result(value: Any) -> Any:
+    if isinstance(value, str):
+        compile_path(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _compile_result(v)
+    return value
+
+
+class Request(_Strict):
+    """One HTTP request; every string may hold `{placeholders}`."""
+
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
+    path: str
+    query: dict[str, Any] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
+    json_body: Any = Field(None, alias="json")
+    form: dict[str, Any] | None = None  # application/x-www-form-urlencoded
+    multipart: dict[str, Any] | None = None  # a value "{file}" is the uploaded file, the others text fields
+
+    @model_validator(mode="after")
+    def _one_body(self) -> Request:
+        if sum(b is not None for b in (self.json_body, self.form, self.multipart)) > 1:
+            raise ValueError("give one body: json, form or multipart")
+        if not self.path.startswith(("/", "{")):
+            raise ValueError(f"path {self.path!r} must start with / (it is joined to target.url)")
+        return self
+
+    def names(self) -> set[str]:
+        return placeholders([self.path, self.query, self.headers, self.json_body, self.form, self.multipart])
+
+
+class Operation(_Strict):
+    """A request and how its answer reads: `result` (JMESPath, or field → JMESPath), `items` for a list."""
+
+    request: Request
+    result: str | dict[str, Any] | None = None
+    items: str | None = None  # where the list is, for operations that answer several (projects, documents)
+    values: dict[str, dict[str, Any]] = Field(default_factory=dict)  # field → {target's value: the rig's value}
+
+    @field_validator("result")
+    @classmethod
+    def _result_compiles(cls, value: Any) -> Any:
+        return _compile_result(value)
+
+    @field_validator("items")
+    @classmethod
+    def _items_compile(cls, value: str | None) -> str | None:
+        if value is not None:
+            compile_path(value)
+        return value
+
+
+class EventRule(_Strict):
+    """Which stream events become which of the rig's events: `event` an SSE event name and/or `when` a JMESPath
+    test on `{event, id, data}`; `data` reads the event's fields (default: the event's whole data)."""
+
+    type: Literal["queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
+                  "error", "ignore"]
+    event: str | None = None  # (not `on`: YAML reads a bare `on` as true)
+    when: str | None = None
+    data: str | dict[str, Any] | None = None
+
+    @field_validator("when")
+    @classmethod
+    def _when_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            compile_path(value)
+        return value
+
+    @field_validator("data")
+    @classmethod
+    def _data_compiles(cls, value: Any) -> Any:
+        return _compile_result(value)
+
+
+class StreamSpec(_Strict):
+    """How a run's stream is framed and read."""
+
+    format: Literal["sse", "ndjson", "json"] = "sse"
+    events: list[EventRule] = Field(min_length=1)
+    id: str | None = None  # JMESPath of an event's id where the framing has none (ndjson, json)
+
+    @field_validator("id")
+    @classmethod
+    def _id_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            compile_path(value)
+        return value
+
+    @model_validator(mode="after")
+    def _ends(self) -> StreamSpec:
+        if not any(r.type in ("done", "error") for r in self.events):
+            raise ValueError("events needs a rule of type done (or error): the rig must know where a run's stream ends")
+        return self
+
+
+class StreamOperation(Operation):
+    """`events`: the request that reads a run's stream, and how."""
+
+    stream: StreamSpec
+
+
+class AskOperation(Operation):
+    """`ask`: submit a question; with `stream`, its answer is the run's stream itself (no `events` request)."""
+
+    stream: StreamSpec | None = None
+
+
+class AuthSpec(_Strict):
+    """How an account logs in and how its identity travels on each request."""
+
+    send: Literal["bearer", "header", "cookie"] = "bearer"
+    header: str = "authorization"  # send: header — the header's name …
+    value: str = "Bearer {token}"  # … and its value
+    cookie: str | None = None  # send: cookie — the cookie's name; login: the cookie the token comes in (token_from)
+    token_from: Literal["body", "cookie"] = "body"
+
+    @model_validator(mode="after")
+    def _cookie_named(self) -> AuthSpec:
+        if (self.send == "cookie" or self.token_from == "cookie") and not self.cookie:
+            raise ValueError("name the cookie (auth.cookie)")
+        if placeholders(self.value) - {"token"}:
+            raise ValueError("auth.value may only use {token}")
+        return self
+
+
+class HttpSpec(_Strict):
+    """The whole declarative adapter. Operations left out are capabilities the target lacks (BLOCKED items)."""
+
+    auth: AuthSpec = Field(default_factory=AuthSpec)
+    login: Operation | None = None  # without it, an account's password is its API key (sent as the token)
+    logout: Operation | None = None
+    me: Operation
+    create_project: Operation
+    projects: Operation
+    add_member: Operation | None = None
+    upload: Operation
+    documents: Operation
+    document: Operation
+    download: Operation | None = None
+    page_text: Operation | None = None
+    search: Operation | None = None
+    open_session: Operation
+    session: Operation
+    set_scope: Operation | None = None
+    ask: AskOperation
+    events: StreamOperation | None = None
+    run: Operation | None = None
+    stop: Operation | None = None
+    resume: Operation | None = None
+    regenerate: Operation | None = None
+    export: dict[Literal["md", "json"], Operation] = Field(default_factory=dict)
+    locate_citation: Operation | None = None
+    model_config_get: Operation | None = Field(None, alias="model_config")
+    set_model_config: Operation | None = None
+    ready: Operation | None = None
+    metrics: Operation | None = None
+    capabilities: dict[str, Any] = Field(default_factory=dict)  # what the target's records hold (run_timings …)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> HttpSpec:
+        for name, op in self.operations().items():
+            allowed = VARIABLES[name.split(".")[0]] | ACTOR
+            unknown = sorted(op.request.names() - allowed)
+            if unknown:
+                raise ValueError(f"{name}.request uses {', '.join('{' + u + '}' for u in unknown)}; "
+                                 f"{name} offers {', '.join('{' + a + '}' for a in sorted(allowed))}")
+        if (self.ask.stream is None) == (self.events is None):
+            raise ValueError("give the run's stream once: `events` (a request of its own) or `ask.stream` "
+                             "(the answer to the question is the stream)")
+        unknown_caps = sorted(set(self.capabilities) - set(Capabilities.model_fields))
+        if unknown_caps:
+            raise ValueError(f"capabilities: unknown {', '.join(unknown_caps)} "
+                             "(see docs/adapters.md for the list)")
+        configured = self.operations()
+        for op_name, capability in CAPABILITY_OF.items():
+            declared = self.capabilities.get(capability.split("=")[0])
+            if declared not in (None, False, "none", []) and op_name not in configured and "=" not in capability \
+                    and not any(o in configured for o, c in CAPABILITY_OF.items() if c == capability):
+                raise ValueError(f"capabilities.{capability} is declared, but no {op_name} operation is configured")
+        Capabilities.model_validate(self.capabilities)  # values of the right kind (stop: server|disconnect|none …)
+        return self
+
+    def operations(self) -> dict[str, Operation]:
+        """Every configured operation by name (`export.md`, `export.json` for the exports)."""
+        named = {field.alias or name: getattr(self, name) for name, field in type(self).model_fields.items()
+                 if isinstance(getattr(self, name), Operation)}
+        named.update({f"export.{fmt}": op for fmt, op in self.export.items()})
+        return named
