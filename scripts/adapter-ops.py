@@ -15,17 +15,27 @@ HELPERS = {  # RecordingContext helpers → the adapter operations behind them
     "chat": ["ask", "events", "run"], "submit": ["ask"], "read": ["events", "run"], "finish": ["run"],
     "stream_until": ["events"], "run_detail": ["run"], "open_session": ["open_session"], "regenerate": ["regenerate"],
     "settings": ["chaos"], "fault": ["chaos"], "chaos": ["chaos"], "slow_model": ["model_proxy|chaos"],
-    "model_fault": ["model_proxy|chaos"],
+    "model_fault": ["model_proxy|chaos"], "retrieval_fault": ["model_proxy|chaos"],
 }
 
 CAPABILITY_ARGS = {"lacks": (1, None), "require": (0, None), "declared": (1, 2)}  # which arguments name capabilities
 
 
-def uses(fn: object) -> tuple[set[str], set[str]]:
+def uses(fn: object, seen: set[object] | None = None) -> tuple[set[str], set[str]]:
+    """Operations and capabilities the function uses, and those of the module's own helpers it calls."""
+    seen = seen if seen is not None else set()
+    seen.add(fn)
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))  # type: ignore[arg-type]
     ops: set[str] = set()
     caps: set[str] = set()
+    module = inspect.getmodule(fn)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            helper = getattr(module, node.func.id, None)
+            if inspect.isfunction(helper) and inspect.getmodule(helper) is module and helper not in seen:
+                more_ops, more_caps = uses(helper, seen)
+                ops |= more_ops
+                caps |= more_caps
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "adapter":
             ops.add(node.attr)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ctx":

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from rig.adapters.models import CheckpointEvent, RunDetail, TokenEvent
-from rig.errors import TargetHTTPError
+from rig.adapters.models import CheckpointEvent, Event, RunDetail, TokenEvent
+from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import stage_measures, tcode
@@ -308,6 +309,35 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
                  seen={"old_run_state": kept.state, "checkpoints": len(kept.checkpoints)})
 
 
+def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
+    """A run stopped before its first tool cycle completed: held in its encode stage by the target's own fault
+    point, or by the rig's LLM proxy holding the query's embedding; None (items U) when the hold never happened."""
+    proxy = ctx.target.model_proxy
+    stream: Iterator[Event]
+    if ctx.caps.chaos:
+        ctx.fault("encode", "delay", delay_ms=STAGE_DELAY_MS, times=1)
+        run = ctx.submit(ctx.a, session_id, P32_QUESTION)
+        stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
+    elif proxy is not None and proxy.embeddings:
+        fixture = ctx.retrieval_fault("slow", delay_ms=STAGE_DELAY_MS)
+        run = ctx.submit(ctx.a, session_id, P32_QUESTION)
+        wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0,
+                          lambda: ctx.adapter.run(ctx.a, run.run_id).model_dump_json(), 10.0)
+        if not ctx.took_effect(fixture, "no_checkpoint_stated", "new_task_starts"):
+            ctx.adapter.stop(ctx.a, run.run_id)
+            return None
+        stream = iter(())
+    else:
+        raise CapabilityMissing("chaos", detail="holding a run before its first tool cycle needs the target's own "
+                                "fault point, or model_proxy with embeddings: true")
+    ctx.adapter.stop(ctx.a, run.run_id)
+    run.events.extend(stream)
+    if not run.events:
+        run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
+    wait_terminal(ctx, run.run_id)
+    return ctx.finish(ctx.a, run)
+
+
 @case(25, "可靠性-25-1", codes=("T9",))
 def nothing_to_resume(ctx: CaseContext) -> None:
     """Interrupt before the first complete tool cycle, try to resume, then start the question anew.
@@ -315,25 +345,26 @@ def nothing_to_resume(ctx: CaseContext) -> None:
     Expects: no promise to restore unsaved streamed text; the absence of a checkpoint is stated and a
     new task can be started. Evidence: checkpoint list, states, the new run.
     """
-    if ctx.lacks("checkpoint_resume", "checkpoints", "resume"):  # every item rests on a checkpoint and resume
-        return
-    ctx.fault("encode", "delay", delay_ms=8000, times=1)
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
-    stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
-    ctx.adapter.stop(ctx.a, run.run_id)
-    run.events.extend(stream)
-    wait_terminal(ctx, run.run_id)
-    ctx.finish(ctx.a, run)
+    run: RunTranscript | None = None
+    with ctx.part("interrupted_early"):
+        run = _interrupt_early(ctx, opened.session_id)
+    if run is None:
+        return
     assert run.detail is not None
-    e = ctx.observe("checkpoints of the interrupted run", [c.model_dump() for c in run.detail.checkpoints])
-    status, code, details = _resume(ctx, run.run_id)
-    e2 = ctx.observe("resume attempt", {"status": status, "code": code, "details": details})
-    ctx.item("no_checkpoint_stated", not run.detail.checkpoints and status == 409 and code == "no_checkpoint",
-             f"resume answered {status} {code}", e, e2)
+    if not ctx.lacks("no_checkpoint_stated", "checkpoints", "resume"):
+        e = ctx.observe("checkpoints of the interrupted run", [c.model_dump() for c in run.detail.checkpoints])
+        status, code, details = _resume(ctx, run.run_id)
+        e2 = ctx.observe("resume attempt", {"status": status, "code": code, "details": details})
+        ctx.item("no_checkpoint_stated", not run.detail.checkpoints and status == 409 and code == "no_checkpoint",
+                 f"resume answered {status} {code}", e, e2)
     again = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-    ctx.item("new_task_starts", again.detail is not None and again.detail.state == "completed",
-             f"a new run ended {again.detail.state if again.detail else None}")
+    e3 = ctx.observe("the question asked anew", {"interrupted": f"{run.detail.state}/{run.detail.end_reason}",
+                                                 "again": f"{again.detail.state}/{again.detail.end_reason}"
+                                                 if again.detail else None, "answer_chars": len(again.answer)})
+    ctx.item("new_task_starts", again.detail is not None and again.detail.state == "completed" and bool(again.answer),
+             "after the interrupted run, the same question starts anew and is answered", e3,
+             seen={"new_run": again.detail.state if again.detail else None, "answer_chars": len(again.answer)})
 
 
 def _committed(ctx: CaseContext, session_id: str, run_ids: list[str], resumable: RunTranscript | None) -> dict[str, Any]:
