@@ -29,7 +29,8 @@ GUARDS: dict[str, list[int]] = {
     "run_record_null_state": [1], "search_down_after_corrupt": [9], "hit_page_shift": [7],
     "attachment_unreadable_kept": [11], "expand_error_hidden": [15], "resume_searches_again": [23],
     "resume_without_checkpoint_restarts": [25], "trace_id_unlinked": [34], "relogin_drops_citations": [17],
-    "stop_waits_for_stage": [21],
+    "stop_waits_for_stage": [21], "tool_count_inflated": [12], "md_export_page_shift": [33],
+    "replay_repeats_last": [22],
 }
 # One defect per reliability module: the subset CI runs.
 REPRESENTATIVE = ["logout_keeps_token", "silent_parse_failure", "fake_tool_success", "branch_mixing",

@@ -36,6 +36,9 @@ def export_json(svc: Services, session: dict[str, Any], messages: list[dict[str,
 
 def export_markdown(svc: Services, session: dict[str, Any], messages: list[dict[str, Any]]) -> str:
     data = export_json(svc, session, messages)
+    if "md_export_page_shift" in svc.defects:
+        for m in data["messages"]:
+            m["citations"] = [{**c, "page": c["page"] + 1 if c["page"] else c["page"]} for c in m["citations"]]
     lines = [f"# Session {data['session_id']}", ""]
     for m in data["messages"]:
         lines.append(f"## {'Question' if m['role'] == 'user' else 'Answer'} ({m['message_id']})")

@@ -31,11 +31,17 @@ from rig.adapters.models import (
     Uploaded,
     make_event,
 )
+from rig.adapters.text_export import TextExportRules, read_text_export
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, TargetProtocolError, TargetUnreachable
 
 API = "/api/v1"
+# The reference workbench's Markdown export, line by line (docs/http-target.rig.yaml gives the same rules)
+MARKDOWN = TextExportRules(
+    session=r"^# Session (?P<session_id>\S+)$", message=r"^## (?P<role>Question|Answer) \((?P<message_id>[^)]+)\)$",
+    citation=r"^- \[(?P<marker>\d+)\] (?P<paper_id>[^,]+), (?:p\. (?P<page>\d+)|whole file): “(?P<quote>.*)”$",
+    roles={"Question": "user", "Answer": "assistant"}, end=r"^## Sources$")
 
 
 class WorkbenchAdapter(Adapter):
@@ -188,6 +194,8 @@ class WorkbenchAdapter(Adapter):
         return Exported.model_validate({"format": fmt, "content_type": reply.content_type, "text": reply.text})
 
     def read_export(self, exported: Exported) -> Session:
+        if exported.format == "md":
+            return read_text_export(exported.text, MARKDOWN)
         try:
             data = json.loads(exported.text)
             return Session(session_id=data["session_id"], project_id=data.get("project_id", ""),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rig.adapters.models import Message, Session
+from rig.errors import CapabilityMissing
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.verdict import Verdict
 from scenarios.reliability.steps import answers
 
 
@@ -47,7 +49,7 @@ def copy_and_export(ctx: CaseContext) -> None:
     # A second branch: regenerate the last answer, so the export has a branch to leave out.
     original = current
     regenerated = None
-    if not ctx.lacks("other_branch_left_out", "regenerate"):
+    if not ctx.lacks("other_branch_left_out", "regenerate"):  # the items per format below name it for each export
         regen = ctx.regenerate(ctx.a, original.message_id, opened.session_id)
         session = ctx.adapter.session(ctx.a, opened.session_id)
         regenerated = answers(session, regen.run_id)[0]
@@ -55,43 +57,47 @@ def copy_and_export(ctx: CaseContext) -> None:
     ctx.observe("current branch", {"current_leaf": session.current_leaf, "messages": [m.message_id for m in branch],
                                    "other_branch_answer": original.message_id if regenerated else None})
     for fmt in ctx.caps.export:
-        exported = ctx.adapter.export(ctx.a, opened.session_id, fmt)
-        e2 = ctx.evidence("export", f"export {fmt}", {"content_type": exported.content_type, "text": exported.text})
-        if fmt == "json":
-            with ctx.part("json_export_read"):  # the adapter reads its target's JSON back into the rig's shape
-                read = ctx.adapter.read_export(exported)
-                ids = [m.message_id for m in read.messages]
-                cited = {(c.doc_id, c.page) for m in read.messages for c in m.citations}
-                complete = ids == [m.message_id for m in branch]
-                same_sources = cited == {(c.doc_id, c.page) for m in branch for c in m.citations}
-                sessions = {(m.model_extra or {}).get("session_id", read.session_id) for m in read.messages}
-                isolated = read.session_id == opened.session_id and sessions <= {opened.session_id} and \
-                    marker not in exported.text
-                ctx.item(f"{fmt}_complete", complete, f"every message of the current branch is in the {fmt} export",
-                         e2, seen={"exported": len(ids), "on_branch": len(branch),
-                                   "missing": [m.message_id for m in branch if m.message_id not in ids][:5],
-                                   "extra": [i for i in ids if i not in {m.message_id for m in branch}][:5]})
-                ctx.item(f"{fmt}_sources_match", same_sources, "exported sources match the session's citations", e2,
-                         seen={"exported": sorted(map(str, cited))[:8],
-                               "session": sorted(map(str, {(c.doc_id, c.page) for m in branch for c in m.citations}))[:8]})
-                ctx.item(f"{fmt}_no_other_session", isolated, "nothing from the user's other session", e2,
-                         seen={"sessions_in_export": sorted(map(str, sessions)),
-                               "other_session_question_present": marker in exported.text})
-                if regenerated is not None:
-                    ctx.item("other_branch_left_out", original.message_id not in ids and regenerated.message_id in ids,
-                             "the export holds the current branch's (regenerated) answer, not the other branch's", e2,
-                             seen={"regenerated_exported": regenerated.message_id in ids,
-                                   "other_branch_answer_exported": original.message_id in ids})
-            continue
-        else:
-            complete = all(m.content.splitlines()[0] in exported.text for m in branch if m.content)
-            paper_ids = {c.paper_id for m in branch for c in m.citations if c.paper_id}
-            same_sources = all(p in exported.text for p in paper_ids)
-            isolated = marker not in exported.text
-        ctx.item(f"{fmt}_complete", complete, f"every message of the current branch is in the {fmt} export", e2,
-                 seen={"messages_on_branch": len(branch), "export_chars": len(exported.text)})
-        ctx.item(f"{fmt}_sources_match", same_sources, "exported sources match the session's citations", e2,
-                 seen={"papers_cited": sorted(paper_ids),
-                       "absent_from_export": sorted(p for p in paper_ids if p not in exported.text)})
-        ctx.item(f"{fmt}_no_other_session", isolated, "nothing from the user's other session", e2,
-                 seen={"other_session_question_present": marker in exported.text})
+        _check_export(ctx, fmt, opened.session_id, branch, marker, original if regenerated else None, regenerated)
+
+
+def _cited(messages: list[Message]) -> set[tuple[str, int | None]]:
+    """Citations as an export can state them: the paper (or the document where it has none) and the page."""
+    return {(c.paper_id or c.doc_id, c.page) for m in messages for c in m.citations}
+
+
+def _check_export(ctx: CaseContext, fmt: str, session_id: str, branch: list[Message], marker: str,
+                  other_branch: Message | None, regenerated: Message | None) -> None:
+    """One export format read back by the rig (through the adapter) and held to the session's own facts: the
+    current branch's messages, their text, each citation's paper and page, this session only. A format the rig
+    cannot read is U naming it, never a pass."""
+    exported = ctx.adapter.export(ctx.a, session_id, fmt)
+    e = ctx.evidence("export", f"export {fmt}", {"content_type": exported.content_type, "text": exported.text})
+    try:
+        read = ctx.adapter.read_export(exported)
+    except CapabilityMissing as exc:
+        ctx.item(f"{fmt}_readable", Verdict.U, f"the rig cannot read the {fmt} export back ({exc.capability}): its "
+                 "promises (pages, branch, owner, citations) stay unchecked", e)
+        return
+    ids = [m.message_id for m in read.messages]
+    on_branch = [m.message_id for m in branch]
+    texts = {m.message_id: m.content.strip() for m in read.messages}
+    changed = [m.message_id for m in branch if m.message_id in texts and texts[m.message_id] != m.content.strip()]
+    ctx.item(f"{fmt}_complete", ids == on_branch and not changed,
+             f"every message of the current branch is in the {fmt} export, word for word", e,
+             seen={"exported": len(ids), "on_branch": len(branch), "missing": [i for i in on_branch if i not in ids][:5],
+                   "extra": [i for i in ids if i not in on_branch][:5], "text_differs": changed[:5]})
+    exported_cites, session_cites = _cited(read.messages), _cited(branch)
+    ctx.item(f"{fmt}_sources_match", exported_cites == session_cites,
+             f"the {fmt} export names the same papers and pages as the session's citations", e,
+             seen={"only_in_export": sorted(map(str, exported_cites - session_cites))[:6],
+                   "only_in_session": sorted(map(str, session_cites - exported_cites))[:6]})
+    sessions = {(m.model_extra or {}).get("session_id", read.session_id) for m in read.messages}
+    isolated = read.session_id in ("", session_id) and sessions <= {session_id, ""} and marker not in exported.text
+    ctx.item(f"{fmt}_no_other_session", isolated, "nothing from the user's other session", e,
+             seen={"export_session": read.session_id, "sessions_in_export": sorted(map(str, sessions)),
+                   "other_session_question_present": marker in exported.text})
+    if other_branch is not None and regenerated is not None:
+        ctx.item(f"{fmt}_other_branch_left_out", other_branch.message_id not in ids and regenerated.message_id in ids,
+                 "the export holds the current branch's (regenerated) answer, not the other branch's", e,
+                 seen={"regenerated_exported": regenerated.message_id in ids,
+                       "other_branch_answer_exported": other_branch.message_id in ids})

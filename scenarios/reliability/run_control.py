@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -235,8 +236,34 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
              seen={"stream_end": reopened[-1].event if reopened else None,
                    "run_state": detail.state if detail else None, "saved_answers": len(saved),
                    "saved_chars": len(saved[0].content.strip()) if saved else 0})
+    _replay_exact(ctx, run, reopened)
     run.events.extend(reopened)
     ctx.finish(ctx.a, run)
+
+
+def _replay_exact(ctx: CaseContext, run: RunTranscript, reopened: list[Event]) -> None:
+    """Resume semantics: what a reconnect with the last id seen brings goes on exactly after that id — no event
+    repeated, none skipped, the same ids and order as the server's record of the run (read again from its start)."""
+    if ctx.lacks("resume_exact", "event_replay"):
+        return
+    last = run.events[-1].id if run.events else None
+    record = list(ctx.adapter.events(ctx.a, run.run_id, last_event_id=0))
+    def shape(events: list[Event]) -> list[tuple[int | None, str, str]]:
+        return [(e.id, e.event, json.dumps(e.data, sort_keys=True, ensure_ascii=False)) for e in events]
+
+    before = [e for e in record if last is not None and e.id is not None and e.id <= last]
+    after = [e for e in record if last is not None and e.id is not None and e.id > last]
+    e = ctx.observe("reconnect with Last-Event-ID vs the server's record", {
+        "last_event_id": last, "read_before": [x.id for x in run.events], "reconnect": [x.id for x in reopened],
+        "record": [x.id for x in record]})
+    repeated = sorted({x.id for x in reopened if x.id is not None and last is not None and x.id <= last})
+    missing = [x.id for x in after if x.id not in {y.id for y in reopened}]
+    ctx.item("resume_exact", last is not None and shape(reopened) == shape(after) and
+             shape(run.events) == shape(before), "after a reconnect with the last id seen, the stream goes on "
+             "exactly after it, with the server's ids and order", e,
+             seen={"last_event_id": last, "repeated": repeated[:5], "skipped": missing[:5],
+                   "first_read_matches_record": shape(run.events) == shape(before),
+                   "reconnect_ids": [x.id for x in reopened][:6]})
 
 
 @case(23, "可靠性-23-1", codes=("T9",))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rig.adapters.models import Hit, RunDetail, ToolResultEvent
+from typing import Any
+
+from rig.adapters.models import Hit, RunDetail, ToolCallEvent, ToolResultEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
@@ -39,6 +41,34 @@ def mapping_problems(run: RunTranscript, detail: RunDetail, *, stream_cards: boo
     return problems
 
 
+def self_reports(run: RunTranscript, detail: RunDetail) -> dict[str, dict[str, Any]]:
+    """The counters a run record states about its own work next to what the rig saw of that work in the stream
+    (each tool call announced with its queries, each result card): {counter: {stated, seen, agrees}}."""
+    calls = [e for e in run.events if isinstance(e, ToolCallEvent)]
+    ok_search_cards = [e for e in run.events if isinstance(e, ToolResultEvent) and e.ok
+                       and any(c.tool_call_id == e.tool_call_id and c.name == "internal_search" for c in calls)]
+
+    def queries(call: ToolCallEvent) -> int:
+        if call.name != "internal_search":
+            return 1
+        asked = (call.data.get("args") or {}).get("queries") or []
+        return max(1, len([q for q in asked if str(q).strip()]))
+
+    proposed = sum(queries(c) for c in calls)
+    out: dict[str, dict[str, Any]] = {"tool_calls": {"stated": len(detail.tool_calls), "seen": len(calls)}}
+    if detail.tool_calls_proposed is not None:
+        out["tool_calls_proposed"] = {"stated": detail.tool_calls_proposed, "seen": proposed}
+    if detail.tool_calls_executed is not None:  # merged queries run once: between the calls that worked and all
+        out["tool_calls_executed"] = {"stated": detail.tool_calls_executed,
+                                      "seen": f"{len(ok_search_cards)}..{proposed}"}
+    for name, row in out.items():
+        if name == "tool_calls_executed":
+            row["agrees"] = len(ok_search_cards) <= row["stated"] <= proposed
+        else:
+            row["agrees"] = row["stated"] == row["seen"]
+    return out
+
+
 def citation_problems(ctx: CaseContext, run: RunTranscript, detail: RunDetail) -> list[str]:
     answer = answer_of(ctx, run.session_id or "", run.run_id)
     calls = {c.tool_call_id: {h.chunk_id for h in c.hits} for c in detail.tool_calls if c.ok}
@@ -72,12 +102,14 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
     user = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in user[0].allowed_paper_ids])
     problems, cite_problems, executed = [], [], 0
+    reports: list[dict[str, dict[str, Any]]] = []
     for i, turn in enumerate(user):
         run = ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0)
         assert run.detail is not None
         problems += mapping_problems(run, run.detail, stream_cards=not ctx.caps.missing("stream_tool_cards"))
         cite_problems += citation_problems(ctx, run, run.detail)
         executed += len(run.detail.tool_calls)
+        reports.append(self_reports(run, run.detail))
     e2 = ctx.observe("user 4 call/result mapping", {"turns": len(user), "tool_calls": executed,
                                                     "problems": problems})
     ctx.item("chat_results_mapped", executed > 0 and not problems,
@@ -85,6 +117,13 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
     e3 = ctx.observe("citations traced to their calls", {"problems": cite_problems})
     ctx.item("citations_from_their_calls", not cite_problems, "every citation names a chunk its call returned", e3,
              seen={"problems": cite_problems[:3]})
+    # What the record says it did is checked against what the stream showed it doing, never taken on its word.
+    e4 = ctx.observe("run records' own counters vs the stream", {"turns": reports})
+    disagree = {f"turn{i + 1}.{name}": {"stated": row["stated"], "seen": row["seen"]}
+                for i, report in enumerate(reports) for name, row in report.items() if not row["agrees"]}
+    ctx.item("self_reports_agree", bool(reports) and not disagree, "each run record's counts of its tool calls "
+             "(made, proposed, executed) agree with the calls and results the stream showed", e4,
+             needs=("stream_tool_cards",), seen={"disagree": disagree})
 
 
 def _ranked(hits: list[Hit]) -> list[tuple[str, float]]:

@@ -423,6 +423,34 @@ def _(wb: LiveWorkbench) -> bool:
     return encode.cancelled and (encode.ended_at_ms or 0) - (encode.started_at_ms or 0) < 8000
 
 
+@probe("tool_count_inflated")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    announced = [e for e in asked.events if e.event == "tool_call"]
+    queries = sum(len((e.data.get("args") or {}).get("queries") or [""]) for e in announced)
+    return bool(announced) and asked.detail.tool_calls_proposed == queries and len(asked.detail.tool_calls) == len(
+        announced)
+
+
+@probe("md_export_page_shift")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    pages = {}
+    for fmt in ("md", "json"):
+        read = wb.adapter.read_export(wb.adapter.export(wb.auth_a, asked.session_id, fmt))
+        pages[fmt] = sorted((c.paper_id or c.doc_id, c.page) for m in read.messages for c in m.citations)
+    return bool(pages["json"]) and pages["md"] == pages["json"]
+
+
+@probe("replay_repeats_last")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    last = asked.events[2].id
+    assert last is not None
+    resumed = list(wb.adapter.events(wb.auth_a, asked.run_id, last_event_id=last))
+    return [e.id for e in resumed] == [e.id for e in asked.events if e.id is not None and e.id > last]
+
+
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
 

@@ -40,6 +40,8 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
         after = int(raw)
     except ValueError:
         raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an integer event id") from None
+    if "replay_repeats_last" in svc.defects and after > 0:
+        after -= 1
 
     async def stream() -> AsyncIterator[bytes]:
         ended = False
@@ -79,6 +81,9 @@ async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
         detail = {**detail, "trace_id": hashlib.sha256(run_id.encode()).hexdigest()[:32]}
     if "run_record_null_state" in svc.defects and detail.get("state") in ("completed", "stopped", "failed"):
         detail = {**detail, "state": None}
+    if "tool_count_inflated" in svc.defects and detail.get("tool_calls"):
+        detail = {**detail, "tool_calls_proposed": (detail.get("tool_calls_proposed") or 0) + 1,
+                  "tool_calls_executed": (detail.get("tool_calls_executed") or 0) + 1}
     return detail
 
 

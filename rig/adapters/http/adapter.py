@@ -43,6 +43,7 @@ from rig.adapters.models import (
     Submitted,
     Uploaded,
 )
+from rig.adapters.text_export import read_text_export
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, TargetProtocolError, TargetUnreachable
@@ -344,8 +345,12 @@ class HttpAdapter(Adapter):
         return Exported.model_validate({"format": fmt, "content_type": reply.content_type, "text": reply.text})
 
     def read_export(self, exported: Exported) -> Session:
-        if not self.capabilities().export_reading:
-            raise CapabilityMissing("export_reading")
+        op = self._ops.get(f"export.{exported.format}")
+        if op is not None and op.lines is not None:
+            return read_text_export(exported.text, op.lines)
+        if exported.format != "json" or not self.capabilities().export_reading:
+            raise CapabilityMissing(f"export_reading={exported.format}",
+                                    detail=f"target.http.export.{exported.format} has no rules to read it back")
         try:
             data = orjson.loads(exported.text)
         except orjson.JSONDecodeError as exc:

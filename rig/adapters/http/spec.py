@@ -24,6 +24,7 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.text_export import TextExportRules
 
 EVENT_TYPES = ("queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
                "error", "ignore")
@@ -118,6 +119,7 @@ class Operation(_Strict):
     result: str | dict[str, Any] | None = None
     items: str | None = None  # where the list is, for operations that answer several (projects, documents)
     values: dict[str, dict[str, Any]] = Field(default_factory=dict)  # field → {target's value: the rig's value}
+    lines: TextExportRules | None = None  # a text export (Markdown …) read back line by line
 
     @field_validator("result")
     @classmethod
