@@ -213,6 +213,20 @@ class Adapter(ABC):
     @abstractmethod
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]: ...
+    def raw_events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
+                   timeout_s: float = 120.0) -> Iterator[RawEvent]:
+        """The run's stream for the load path: each event stamped on arrival and kept as it came (nothing parsed
+        but its name), ending after `done` or `error`; `typed()` makes the rig's event of one, later. The default
+        wraps `events()` (an adapter whose stream is not SSE has typed events already)."""
+        for event in self.events(auth, run_id, last_event_id=last_event_id, timeout_s=timeout_s):
+            yield RawEvent(event.event, str(event.id) if event.id is not None else None, "", event.recv_ns, event)
+
+    def typed(self, raw: RawEvent) -> Event:
+        """The rig's typed event of a raw one (from `raw_events()`), with the same stamp."""
+        if raw.parsed is None:
+            raise TargetProtocolError(f"event {raw.event} was kept raw, but this adapter cannot read it")
+        return raw.parsed
+
     @abstractmethod
     def run(self, auth: Auth | None, run_id: str) -> RunDetail: ...
     def stop(self, auth: Auth, run_id: str, reason: str | None = None) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from rig.adapters.base import Adapter
 from rig.adapters.capabilities import Capabilities
@@ -35,6 +37,7 @@ from rig.adapters.text_export import TextExportRules, read_text_export
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, TargetProtocolError, TargetUnreachable
+from rig.measure.sse import RawEvent
 
 API = "/api/v1"
 # The reference workbench's Markdown export, line by line (docs/http-target.rig.yaml gives the same rules)
@@ -162,15 +165,23 @@ class WorkbenchAdapter(Adapter):
 
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
+        for raw in self.raw_events(auth, run_id, last_event_id=last_event_id, timeout_s=timeout_s):
+            yield self.typed(raw)
+
+    def raw_events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
+                   timeout_s: float = 120.0) -> Iterator[RawEvent]:
         headers = {"last-event-id": str(last_event_id)} if last_event_id is not None else None
         for raw in self.sse(auth, f"{API}/runs/{run_id}/events", op="events", headers=headers, timeout_s=timeout_s):
-            try:
-                data = json.loads(raw.data) if raw.data else {}
-            except ValueError:
-                raise TargetProtocolError(f"event {raw.event} carries invalid JSON: {raw.data[:80]!r}") from None
-            yield make_event(raw.event, int(raw.id) if raw.id else None, data, raw.recv_ns)
+            yield raw
             if raw.event in ("done", "error"):
                 return
+
+    def typed(self, raw: RawEvent) -> Event:
+        try:
+            data = orjson.loads(raw.data) if raw.data else {}
+        except orjson.JSONDecodeError:
+            raise TargetProtocolError(f"event {raw.event} carries invalid JSON: {raw.data[:80]!r}") from None
+        return make_event(raw.event, int(raw.id) if raw.id else None, data, raw.recv_ns)
 
     def run(self, auth: Auth | None, run_id: str) -> RunDetail:
         return RunDetail.model_validate(self.json(auth, "GET", f"{API}/runs/{run_id}", op="run"))

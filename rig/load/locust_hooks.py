@@ -1,6 +1,7 @@
 """The rig's hooks into Locust, installed by the locustfile `rig load` starts (`install()`).
 
 - custom options (`--rig-plan`, `--rig-workers`);
+- measuring that waits for idle time (`rig.load.deriver`) is finished when the users stop;
 - workers ship their rows to the master with each stats report (and note each report in their ledger);
   the master merges them and keeps its book of workers (joined, reports, lost, back: rig.load.workers);
 - the aggregating process serves the rig's Prometheus endpoint, writes rows to the evidence store, samples
@@ -24,6 +25,7 @@ from rig.adapters import load_adapter_class
 from rig.clock import now_ns
 from rig.errors import RigError
 from rig.evidence import EvidenceStore, Measure
+from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
 from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of
 from rig.load.workers import WorkerBook, WorkerLedger, report_counts
@@ -59,6 +61,9 @@ def _options(parser: Any) -> None:
 def _init(environment: Any, **_: Any) -> None:
     runner = environment.runner
     events.test_stopping.add_listener(_stopping)
+    # the users have stopped: what they measured and is still waiting for idle time is derived now, before
+    # a worker's last report (sent right after this event) or the local run's last flush
+    events.test_stop.add_listener(lambda **_: DERIVER.drain())
     if isinstance(runner, WorkerRunner):
         RECORDER.aggregating = False
         RECORDER.origin = runner.client_id

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from rig.clock import now_ns
 
 
 @dataclass(slots=True)
 class RawEvent:
-    """One complete server-sent event: its name, id and data lines joined, and when it was received."""
+    """One complete event as it arrived: its name, id and data (unparsed), when it was received, and — for an
+    adapter whose stream is not SSE — the typed event it already made (`parsed`)."""
 
     event: str
     id: str | None
     data: str
     recv_ns: int
+    parsed: Any = None
 
 
 class SseParser:
@@ -41,6 +44,8 @@ class SseParser:
         if not chunk:
             return []
         stamp = now_ns() if recv_ns is None else recv_ns
+        if not self._buffer and not self._dirty and chunk.endswith(b"\n\n") and b"\r" not in chunk:
+            return self._blocks(chunk, stamp)  # whole event blocks, as a block-reading transport hands them
         lines = (self._buffer + chunk).split(b"\n")
         self._buffer = lines.pop()
         out: list[RawEvent] = []
@@ -48,6 +53,32 @@ class SseParser:
             event = self._line(raw[:-1] if raw.endswith(b"\r") else raw, stamp)
             if event is not None:
                 out.append(event)
+        return out
+
+    def _blocks(self, chunk: bytes, stamp: int) -> list[RawEvent]:
+        """The events of complete blocks, decoded once: the same fields as line by line, fewer steps."""
+        out: list[RawEvent] = []
+        for block in chunk.decode("utf-8", "replace").split("\n\n")[:-1]:
+            name, event_id, data, seen = "message", None, [], False
+            for line in block.split("\n"):
+                if not line or line[0] == ":":
+                    continue
+                field, _, value = line.partition(":")
+                if value[:1] == " ":
+                    value = value[1:]
+                if field == "data":
+                    data.append(value)
+                elif field == "event":
+                    name = value
+                elif field == "id":
+                    event_id = value
+                else:
+                    continue  # `retry` and unknown fields carry no event
+                seen = True
+            if seen:
+                if event_id is not None:
+                    self.last_id = event_id
+                out.append(RawEvent(name, event_id, "\n".join(data), stamp))
         return out
 
     def _line(self, raw: bytes, stamp: int) -> RawEvent | None:

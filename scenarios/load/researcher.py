@@ -3,25 +3,30 @@ then revise, stop and resume, regenerate, export or call the direct search.
 
 Everything goes through the configured adapter (`rig.load.user.AdapterUser`); every T-code comes from
 `rig.measure.derive`, as in the gate and the quality workload. An action the target's capabilities lack
-is left out of the mix.
+is left out of the mix. While a stream is read only stamps and raw events are kept (`Adapter.raw_events`);
+typing them and deriving the rows waits for the event loop's idle time (`rig.load.deriver`), so the rig's
+own measuring never delays the reads it measures.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 import gevent
 from locust import task
 
-from rig.adapters.models import RunDetail, TokenEvent
+from rig.adapters.models import Event, RunDetail, TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
 from rig.evidence import Measure
+from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
 from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row
 from rig.measure.derive import run_measures, search_measures, send_lag_measure
+from rig.measure.sse import RawEvent
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.telemetry.tracing import traceparent_of
@@ -91,21 +96,26 @@ class ResearcherUser(AdapterUser):
         sub = self.adapter.ask(self.auth, self.session_id, STOP_QUESTION)
         run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
         stop_ns: int | None = None
+        raw: list[RawEvent] = []
         try:
-            for event in self.adapter.events(self.auth, run.run_id):
-                run.events.append(event)
-                if stop_ns is None and isinstance(event, TokenEvent) and event.kind == "answer":
+            for event in self.adapter.raw_events(self.auth, run.run_id):
+                raw.append(event)
+                if stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
                     stop_ns = now_ns()
                     with self.transport.expecting(409):  # the run may have ended on its own in between
                         self.adapter.stop(self.auth, run.run_id)
         except TargetError as exc:
             run.error = _reason(exc)
         run.end_ns = now_ns()
-        self.finish(run, "stop_resume")
-        terminal = run.terminal
-        if stop_ns is not None and terminal is not None and terminal.state == "stopped":
-            self.record([Measure(code="stop_to_end", source="client", value=round((terminal.recv_ns - stop_ns) / 1e6, 3),
-                                 run_id=run.run_id, scenario="stop_resume")])
+
+        def stop_to_end() -> list[Measure]:
+            terminal = run.terminal
+            if stop_ns is None or terminal is None or terminal.state != "stopped":
+                return []
+            return [Measure(code="stop_to_end", source="client", value=round((terminal.recv_ns - stop_ns) / 1e6, 3),
+                            run_id=run.run_id, scenario="stop_resume")]
+
+        self.finish(run, "stop_resume", raw, more=stop_to_end)
         self.resume(run.run_id, "stop_resume")
 
     def do_export(self) -> None:
@@ -148,23 +158,37 @@ class ResearcherUser(AdapterUser):
             span.end()
 
     def follow(self, run: RunTranscript, scenario: str) -> None:
-        """Read the run's stream to its end, then measure it."""
+        """Read the run's stream to its end, keeping each event raw with its arrival stamp; then measure it."""
+        raw: list[RawEvent] = []
         try:
-            for event in self.adapter.events(self.auth, run.run_id):
-                run.events.append(event)
+            for event in self.adapter.raw_events(self.auth, run.run_id):
+                raw.append(event)
         except TargetError as exc:
             run.error = _reason(exc)
         run.end_ns = now_ns()
-        self.finish(run, scenario)
+        self.finish(run, scenario, raw)
 
-    def finish(self, run: RunTranscript, scenario: str) -> None:
-        """The run record (polled after a broken stream), the run's T-code rows, and what the load run counts."""
+    def finish(self, run: RunTranscript, scenario: str, raw: list[RawEvent],
+               more: Callable[[], list[Measure]] | None = None) -> None:
+        """The run record (polled after a broken stream) and what the user decides from it, now; the typed events,
+        the run's T-code rows and what the load run counts, when the event loop is idle (`DERIVER`)."""
+        ended = bool(raw) and raw[-1].event in ("done", "error")
         if self.plan.fetch_detail:
             try:
-                run.detail = self.reconcile(run.run_id) if run.terminal is None else self.adapter.run(self.auth,
-                                                                                                     run.run_id)
+                run.detail = self.reconcile(run.run_id) if not ended else self.adapter.run(self.auth, run.run_id)
             except TargetError as exc:
                 self.record([error_row(scenario, f"run_record:{_reason(exc)}", run.run_id)])
+        d = run.detail
+        if d is not None:
+            self.last_message_id = d.message_id or self.last_message_id
+        DERIVER.submit(lambda: self.derive(run, scenario, raw, more))
+        if d is not None and d.end_reason == "server_restart" and scenario != "resume":
+            self.resume(run.run_id, "resume")
+
+    def derive(self, run: RunTranscript, scenario: str, raw: list[RawEvent],
+               more: Callable[[], list[Measure]] | None = None) -> None:
+        """The run's typed events, its T-code rows (`rig.measure`, the one derivation) and its counts, recorded."""
+        run.events.extend(self.adapter.typed(r) for r in raw)
         rows = run_measures(run, scenario)
         terminal = run.terminal
         failure = None if scenario == "stop_resume" else RunEndedWithoutBody(
@@ -176,17 +200,14 @@ class ResearcherUser(AdapterUser):
             extra.append(error_row(scenario, f"{terminal.state}/{terminal.reason}", run.run_id))
         d = run.detail
         if d is not None:
-            self.last_message_id = d.message_id or self.last_message_id
             if d.state == "completed" and d.message_id and d.session_id:
                 extra.append(Measure(code="committed", source="server", value=1.0, unit="count", run_id=run.run_id,
                                      label=f"{self.username}|{d.session_id}|{d.message_id}", scenario=scenario))
         ended = wall_ms(run.end_ns) if run.end_ns is not None else None
         for m in extra:  # stamped like the run's own rows: when the client saw the run end
             m.ts_ms = ended
-        rows += extra
+        rows += extra + (more() if more is not None else [])
         self.record(rows, failure)
-        if d is not None and d.end_reason == "server_restart" and scenario != "resume":
-            self.resume(run.run_id, "resume")
 
     def reconcile(self, run_id: str) -> RunDetail | None:
         """After a broken stream, ask the target how the run ended, polling (bounded) while it restarts."""
@@ -239,6 +260,10 @@ class OpenLoopResearcher(ResearcherUser):
             return
         assert self.paper_set is not None
         self.ask(self.rng.choice(self.paper_set.questions), "open_loop", scheduled_ns=scheduled)
+
+
+def _answer(event: Event) -> bool:
+    return isinstance(event, TokenEvent) and event.kind == "answer"
 
 
 def _reason(exc: TargetError) -> str:

@@ -110,6 +110,7 @@ def test_a_browser_user_that_finds_the_target_down_starts_again_once_it_is_back(
 
 def test_a_broken_selector_map_is_a_config_error(tmp_path: Path) -> None:
     bad = tmp_path / "ui.yaml"
-    bad.write_text("name: x\nlogin: {username: '#u'}\n")
-    with pytest.raises(ConfigError, match="invalid"):
+    bad.write_text("name: x\nlogin: {username: '#u', pasword: '#p'}\n")
+    with pytest.raises(ConfigError, match=r"unknown key login\.pasword \(did you mean login\.password\?\).*"
+                                          r"login\.password: Field required"):
         load_selectors(bad)

@@ -17,6 +17,7 @@ import rig.measure.sse
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import Auth
 from rig.evidence import EvidenceStore
+from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
 from rig.load.process import RECORDER
 from rig.measure.transcript import RunTranscript
@@ -37,6 +38,7 @@ def main(store_path: str, drop: bool) -> None:
     user.username = "a"
     RECORDER.store = EvidenceStore(Path(store_path))
     user.follow(RunTranscript(run_id=data["run_id"], question=data["question"], submit_ns=SUBMIT_NS), "ask")
+    DERIVER.drain()  # as a load run does when its users stop
     RECORDER.flush()
     RECORDER.store.close()
 
