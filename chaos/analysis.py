@@ -8,67 +8,11 @@ re-derived from the run directory alone.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
+from rig.load.runviews import TERMINAL, RunView, run_views
 from rig.stats import summarize
-
-END_CODES = ("T5", "T6", "T9")
-TERMINAL = ("completed", "stopped", "failed", "interrupted")
-
-
-@dataclass
-class RunView:
-    """One simulated run as the samples tell it."""
-
-    run_id: str
-    end_ms: float = 0.0
-    duration_ms: float | None = None
-    t4_ms: float | None = None
-    t5_ms: float | None = None
-    server_end: str | None = None
-    client_end: str | None = None
-    broken: bool = False
-    resumed_from: str | None = None
-    labels: list[str] = field(default_factory=list)
-
-    @property
-    def submit_ms(self) -> float:
-        return self.end_ms - (self.duration_ms or 0.0)
-
-    @property
-    def end(self) -> str | None:
-        return self.server_end or self.client_end
-
-    @property
-    def completed(self) -> bool:
-        return (self.end or "").startswith("completed/")
-
-
-def run_views(measures: list[Measure]) -> dict[str, RunView]:
-    runs: dict[str, RunView] = {}
-    for m in measures:
-        if m.case_id is not None or not m.run_id or m.ts_ms is None:
-            continue
-        r = runs.setdefault(m.run_id, RunView(m.run_id))
-        r.end_ms = max(r.end_ms, m.ts_ms)
-        if m.code in END_CODES and m.unit == "ms" and m.source == "client":
-            r.duration_ms = m.value
-            if not (m.label or "").startswith("no_body"):
-                r.t5_ms = m.value
-        elif m.code == "T4" and m.source == "client":
-            r.t4_ms = m.value
-        elif m.code == "T8":
-            if m.source == "server":
-                r.server_end = m.label
-            else:
-                r.client_end = m.label
-        elif m.code == "error" and m.label == "stream_broken":
-            r.broken = True
-        elif m.code == "resume_link":
-            r.resumed_from = m.label
-    return runs
 
 
 def _pcts(values: list[float]) -> dict[str, float | None]:

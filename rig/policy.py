@@ -17,7 +17,8 @@ from rig.verdict import Verdict
 from rig.yamlfile import load_yaml_model
 
 _THRESHOLD = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count))?\s*(?P<op><=|>=|<|>|==)\s*"
+    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery))?\s*"
+    r"(?P<op><=|>=|<|>|==)\s*"
     r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
 
@@ -31,7 +32,8 @@ DEFAULT_ALLOWED_BLOCKED = {
 
 
 class Threshold(BaseModel):
-    """`T4.p95 < 3s`, `error_rate < 1%`, `T4.p95 < 3s at 20 users`."""
+    """`T4.p95 < 3s`, `error_rate < 1%`, `error_rate.steady < 1%` (outside the injected fault windows and their
+    recovery), `recovery_s.p95 < 10s`, `T4.p95 < 3s at 20 users`."""
 
     text: str
     metric: str

@@ -49,6 +49,7 @@ class RunManifest(BaseModel):
     seeds: dict[str, Any] = Field(default_factory=dict)
     chaos_schedule: dict[str, Any] | None = None
     defects: list[str] = Field(default_factory=list)
+    replay: dict[str, Any] | None = None  # `rig load --replay`: the trace's file, sha256, format, speed, window
     machine: dict[str, Any] = Field(default_factory=machine)
     started_at: str | None = None
     ended_at: str | None = None

@@ -5,8 +5,8 @@ workers to the master, the master's Prometheus endpoint, target sampling and the
 """
 
 from rig.load.locust_hooks import install
-from scenarios.load import IngestUser, OpenLoopResearcher, ResearcherUser
+from scenarios.load import IngestUser, OpenLoopResearcher, ReplayUser, ResearcherUser
 
 install()
 
-__all__ = ["IngestUser", "OpenLoopResearcher", "ResearcherUser"]
+__all__ = ["IngestUser", "OpenLoopResearcher", "ReplayUser", "ResearcherUser"]

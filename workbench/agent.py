@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ from workbench.stages import StageLog
 from workbench.summaries import maybe_summarise
 from workbench.text import count_tokens, estimate_tokens
 from workbench.tracing import RunTrace
+
+_FLAKY = itertools.count(1)  # the seeded defect `flaky_runs` counts every run of the process
 
 
 @dataclass
@@ -127,6 +130,8 @@ class AgentLoop:
 
     # -- the loop ------------------------------------------------------------------------------------------
     async def _execute(self) -> None:
+        if "flaky_runs" in self.svc.defects and next(_FLAKY) % 20 == 0:
+            raise RuntimeError("seeded defect flaky_runs: one run in twenty fails")
         async with self.stages.stage("queue"):
             await self.svc.runs.acquire_slot(self.run)
         started, started_ms = stamp()

@@ -48,6 +48,8 @@ DEFECTS: dict[str, str] = {
     "tool_count_inflated": "the run record counts one more proposed and executed tool call than the run made",
     "md_export_page_shift": "the Markdown export names the page after each citation's page (the JSON export is right)",
     "replay_repeats_last": "a stream resumed with Last-Event-ID starts again at that event instead of after it",
+    "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
+                  "defect: caught by error_rate.steady, not by a gate case)",
 }
 
 

@@ -13,8 +13,9 @@ from rig.errors import RigError
 
 
 def compare(
-    base: Annotated[Path, typer.Argument(help="The base run directory (gate, load, quality or demo).")],
-    new: Annotated[Path, typer.Argument(help="The new run directory, of the same kind.")],
+    base: Annotated[Path, typer.Argument(
+        help="The base run directory (gate, load, quality or demo), or the trace a replay replayed.")],
+    new: Annotated[Path, typer.Argument(help="The new run directory, of the same kind (or the replay's).")],
     out: Annotated[Path | None, typer.Option(help="Where compare.{html,md,json} go (default: NEW/compare).")] = None,
     alpha: Annotated[float, typer.Option(help="Two-sided level: a shift is real when its (1-α) interval excludes 0.")]
     = 0.05,
@@ -29,7 +30,14 @@ def compare(
 
     Exit 0 no regression, 1 regressed (a verdict got worse, or a T-code or rate regressed), 2 not comparable
     (different kind, eval set or corpus) or unreadable.
+
+    With a trace file as BASE and a `rig load --replay` run as NEW, it reports the offered load's fidelity to
+    its source instead: the arrival-time error and every session's turns in order (exit 0 faithful, 1 not, 2 not
+    the file that run replayed).
     """
+    if base.is_file():
+        _replay_fidelity(base, new, out)
+        return
     from rig.compare.model import CompareSettings
     from rig.compare.report import write_reports
     from rig.compare.runs import compare_dirs
@@ -60,6 +68,21 @@ def compare(
     console.print(f"decision: [bold]{result.decision}[/] — " + "; ".join(result.reasons[:6]))
     console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
     raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])
+
+
+def _replay_fidelity(trace: Path, run_dir: Path, out: Path | None) -> None:
+    from rig.load.replay.fidelity import compare_with_source
+
+    try:
+        check = compare_with_source(trace, run_dir)
+    except RigError as exc:
+        raise fail(exc) from None
+    target = out or run_dir / "compare"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "fidelity.json").write_text(check.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    console.print(f"decision: [bold]{check.decision}[/] — " + "; ".join(check.reasons))
+    console.print(f"report: {target / 'fidelity.json'}")
+    raise typer.Exit({"faithful": 0, "not faithful": 1, "not comparable": 2}[check.decision])
 
 
 def history(

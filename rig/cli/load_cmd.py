@@ -51,6 +51,16 @@ def load(
         help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
              "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
     ] = None,
+    replay: Annotated[Path | None, typer.Option(
+        help="Replay a trace export (Langfuse observations JSON or an OTLP/JSON dump): its sessions, turns and "
+             "arrival times; the run lasts as long as the replay (--duration is not used).")] = None,
+    speed: Annotated[float, typer.Option(help="Replay: arrivals this many times faster (60: an hour in a minute).")
+    ] = 1.0,
+    window: Annotated[str | None, typer.Option(help="Replay: only this part of the trace, e.g. 10m-20m or 1h-.")] = None,
+    max_sessions: Annotated[int | None, typer.Option(help="Replay: at most this many sessions (the earliest).")] = None,
+    anonymise: Annotated[bool, typer.Option(
+        help="Replay: send questions of the rig's corpus in place of the trace's texts (none is sent or stored).")
+    ] = False,
 ) -> None:
     """Run a bounded load test; writes load.json and report.html into the run directory.
 
@@ -59,6 +69,7 @@ def load(
     """
     from rig.load.options import LoadOptions
     from rig.load.session import run_load
+    from rig.report.load_section import error_headline, replay_line
 
     lo, _, hi = think.partition("-")
     try:
@@ -69,7 +80,8 @@ def load(
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
-                              browsers=browsers, chaos=chaos, baseline=baseline)
+                              browsers=browsers, chaos=chaos, baseline=baseline, replay=replay, speed=speed,
+                              window=window, max_sessions=max_sessions, anonymise=anonymise)
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
@@ -99,8 +111,11 @@ def load(
             for source, e in sources.items():
                 table.add_row(code, source, str(e.count), *(f"{(getattr(e, k) or 0):.1f}" for k in ("p50", "p90", "p95", "p99")))
         console.print(table)
+        console.print(error_headline(s))
+        if s.replay is not None:
+            console.print(replay_line(s))
         console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "
-                      f"error ratio {s.error_ratio:.2%}, send lag p99 {s.send_lag.p99 or 0:.1f} ms")
+                      f"error ratio over the whole run {s.error_ratio:.2%}, send lag p99 {s.send_lag.p99 or 0:.1f} ms")
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
     for w in (s.chaos or {}).get("windows", []) if s else []:
         extra = (f", interrupted {w['interrupted']}, lost {w['lost']}, ready {w.get('ready_s')} s"

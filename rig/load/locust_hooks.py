@@ -27,7 +27,7 @@ from rig.errors import RigError
 from rig.evidence import EvidenceStore, Measure
 from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
-from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of
+from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of, replay_of
 from rig.load.workers import WorkerBook, WorkerLedger, report_counts
 from rig.measure.recorder import unpack
 from rig.promtext import sample_value
@@ -64,6 +64,7 @@ def _init(environment: Any, **_: Any) -> None:
     # the users have stopped: what they measured and is still waiting for idle time is derived now, before
     # a worker's last report (sent right after this event) or the local run's last flush
     events.test_stop.add_listener(lambda **_: DERIVER.drain())
+    events.test_start.add_listener(_replay_clock)
     if isinstance(runner, WorkerRunner):
         RECORDER.aggregating = False
         RECORDER.origin = runner.client_id
@@ -89,6 +90,12 @@ def _init(environment: Any, **_: Any) -> None:
     events.test_start.add_listener(_start)
     events.spawning_complete.add_listener(_spawned)
     events.quitting.add_listener(_quit)
+
+
+def _replay_clock(environment: Any, **_: Any) -> None:
+    """A replay counts its arrivals from the test start of each process that runs users (not the master)."""
+    if not isinstance(environment.runner, MasterRunner) and plan_of(environment).replay is not None:
+        replay_of(environment).start()
 
 
 def _spawned(user_count: int, **_: Any) -> None:

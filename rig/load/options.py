@@ -60,6 +60,12 @@ class LoadOptions(BaseModel):
     token_delay_ms: float | None = None
     baseline: str | None = None  # a load run directory, or `last-pass`: also decide against it
     otlp_endpoint: str | None = None  # a span per simulated run, exported here (the embedded target's too)
+    defects: list[str] = Field(default_factory=list)  # the embedded workbench's seeded defects (self-validation)
+    replay: Path | None = None  # a trace export to replay (Langfuse observations or OTLP/JSON)
+    speed: float = Field(1.0, gt=0)  # replay: arrivals this many times faster than in the trace
+    window: str | None = None  # replay: part of the trace's timeline, e.g. 10m-20m
+    anonymise: bool = False  # replay: send corpus questions in place of the trace's texts
+    max_sessions: int | None = Field(None, ge=1)  # replay: at most this many sessions (the earliest)
 
     @field_validator("duration_s", mode="before")
     @classmethod

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rig.load.replay.plan import ReplayPlan
+
 
 class PaperSet(BaseModel):
     """A set of documents a researcher opens a session on, with questions that fit it."""
@@ -46,6 +48,7 @@ class LoadPlan(BaseModel):
     target_metrics: bool = True
     stream_timeout_s: float = 120.0
     otlp_endpoint: str | None = None  # each simulated run is a `rig.run` span sent here, its traceparent to the target
+    replay: ReplayPlan | None = None  # `rig load --replay`: the sessions of a trace, replayed by ReplayUser
 
     def dumps(self) -> str:
         return self.model_dump_json()

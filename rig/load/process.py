@@ -10,6 +10,7 @@ from typing import Any
 
 from rig.load.arrivals import ArrivalSchedule
 from rig.load.plan import LoadPlan
+from rig.load.replay.queue import ReplayQueue
 from rig.measure.recorder import Recorder
 from rig.telemetry.tracing import RigTracer, configured_endpoints, noop_tracer
 
@@ -17,6 +18,7 @@ RECORDER = Recorder()
 _PLAN: list[LoadPlan] = []
 _SCHEDULE: list[ArrivalSchedule] = []
 _TRACER: list[RigTracer] = []
+_REPLAY: list[ReplayQueue] = []
 
 
 def plan_of(environment: Any) -> LoadPlan:
@@ -37,6 +39,18 @@ def schedule_of(environment: Any) -> ArrivalSchedule:
         shares = int(getattr(environment.parsed_options, "rig_workers", 1) or 1)
         _SCHEDULE.append(ArrivalSchedule(plan.arrival, plan.rate_per_s, plan.seed, share, shares))
     return _SCHEDULE[0]
+
+
+def replay_of(environment: Any) -> ReplayQueue:
+    """This process's share of the replay's sessions (`rig load --replay`)."""
+    if not _REPLAY:
+        plan = plan_of(environment)
+        if plan.replay is None:
+            raise RuntimeError("ReplayUser needs a plan with a replay: start it through `rig load --replay`")
+        share = int(getattr(environment.runner, "worker_index", 0) or 0)
+        shares = int(getattr(environment.parsed_options, "rig_workers", 1) or 1)
+        _REPLAY.append(ReplayQueue(plan.replay, share, shares))
+    return _REPLAY[0]
 
 
 def current_schedule() -> ArrivalSchedule | None:

@@ -24,6 +24,7 @@ from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, free_port, start_locust, wait_bounded
+from rig.load.replay import parse_window, plan_replay, read_trace
 from rig.load.summary import LoadSummary, load_summary, observed_for_policy
 from rig.load.workers import WorkerRecord
 from rig.policy import Decision, Policy, decide_gate, load_policy
@@ -41,6 +42,8 @@ from rig.target.open import Connection, connect
 Progress = Callable[[str, float, float], None]
 Hook = Callable[["LoadContext"], None]
 Finish = Callable[["LoadContext", LoadSummary], None]
+
+MAX_REPLAY_USERS = 1000  # simulated users of a replay; more sessions than that wait for a free one
 
 
 @dataclass
@@ -152,6 +155,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     if config and options.target:
         config.target.url = options.target
     policy = load_policy(options.policy)
+    source = read_trace(options.replay) if options.replay else None  # a bad trace stops here, before any load
+    window = parse_window(options.window) if source else None
     baseline = None
     if options.baseline:  # resolved before anything starts: a bad baseline is a ConfigError, not a wasted run
         from rig.compare.baseline import resolve_baseline
@@ -163,7 +168,8 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
                            policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
-                           chaos_schedule={"file": str(options.chaos)} if options.chaos else None)
+                           chaos_schedule={"file": str(options.chaos)} if options.chaos else None,
+                           defects=list(options.defects))
     conn: Connection | None = None
     started: list[EmbeddedWorkbench] = []
     procs: LocustProcesses | None = None
@@ -176,7 +182,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         if options.otlp_endpoint:
             extra += ["--otlp-endpoint", options.otlp_endpoint]
         conn = connect(config, run_dir / "target", redactor, accounts={n: n for n in LOAD_ACCOUNTS},
-                       extra_args=extra, started=started)
+                       extra_args=extra, started=started, defects=options.defects)
         adapter = conn.adapter
         keys = list(conn.usernames)
         logins = _login_all(adapter, conn.usernames, conn.passwords, store)  # every account, up front
@@ -188,10 +194,22 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         members = [conn.usernames[k] for k in keys[1:]]
         project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
         passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
+        sets = paper_sets(docs)
+        replay = None
+        if source is not None:
+            replay = plan_replay(source, questions=[q for ps in sets for q in ps.questions], paper_sets=len(sets),
+                                 speed=options.speed, window=window, max_sessions=options.max_sessions,
+                                 anonymise=options.anonymise)
+            simulated = min(len(replay.sessions), MAX_REPLAY_USERS)  # one user a session (they queue past the cap)
+            options = options.model_copy(update={"duration_s": replay.duration_s(), "users": simulated,
+                                                 "spawn_rate": max(options.spawn_rate, float(simulated))})
+            manifest.replay = {"file": str(options.replay), "sha256": source.sha256, "format": source.format,
+                               "speed": replay.speed, "window_s": replay.window_s, "sessions": len(replay.sessions),
+                               "turns": replay.turns, "anonymised": replay.anonymised}
         plan = LoadPlan(
             target_url=adapter.base_url, adapter=conn.adapter_spec, adapter_options=conn.options,
             project_by_user={n: project for n in passwords},
-            paper_sets=paper_sets(docs), usernames=list(passwords),
+            paper_sets=sets, usernames=list(passwords), replay=replay,
             ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
             arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed, duration_s=options.duration_s,
             think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
@@ -204,7 +222,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         manifest.target_version = adapter.capabilities().version
         manifest.adapter = conn.adapter_spec
         write_manifest(run_dir, manifest)
-        users = ["OpenLoopResearcher" if options.arrival != "closed" else "ResearcherUser"]
+        users = ["ReplayUser"] if replay else ["OpenLoopResearcher" if options.arrival != "closed" else "ResearcherUser"]
         if options.ingest_users:
             users.append("IngestUser")
         ctx = LoadContext(options, run_dir, store, conn, plan, passwords)

@@ -16,13 +16,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
+from rig.load.phases import REQUEST_FAILURES, RUN_SCENARIOS, FaultPhases, fault_phases, recovery_stats
+from rig.load.replay.fidelity import ReplayFidelity, replay_fidelity
+from rig.load.replay.plan import ReplayPlan
 from rig.load.workers import WorkerRecord
 from rig.measure.aggregate import TCodeStats, by_source, headlines, run_ends
 from rig.measure.tcodes import is_tcode
 from rig.stats import summarize
-
-RUN_SCENARIOS = frozenset({"ask", "revision", "regenerate", "stop_resume", "open_loop", "resume"})
-REQUEST_FAILURES = ("http_", "unreachable", "protocol")
 
 
 class LocustRow(BaseModel):
@@ -59,6 +59,7 @@ class LoadSummary(BaseModel):
     requests: int  # HTTP requests Locust made (the T-code rows excluded)
     requests_per_s: float  # requests ÷ duration_s
     error_ratio: float  # failed runs, refused submissions and failed logins ÷ all of those attempts
+    phases: FaultPhases = Field(default_factory=FaultPhases)  # the same apart: steady, in fault windows, recovery
     errors_by_reason: dict[str, int]
     login_failures: int
     end_states: dict[str, int]
@@ -69,6 +70,7 @@ class LoadSummary(BaseModel):
     samples_by_origin: dict[str, int]
     locust: LocustTotals
     chaos: dict[str, Any] | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
+    replay: ReplayFidelity | None = None  # `--replay`: the offered load's fidelity to its source
     worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
 
     @property
@@ -133,10 +135,19 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         t_codes=headlines(measures), by_source=by_source(measures),
         throughput_rps=completed / duration_s if duration_s else 0.0, runs=runs, completed_runs=completed,
         requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
-        error_ratio=failed / attempts if attempts else 0.0, errors_by_reason=errors, login_failures=logins,
+        error_ratio=failed / attempts if attempts else 0.0, phases=fault_phases(store), errors_by_reason=errors,
+        login_failures=logins,
         end_states=dict(ends), send_lag=SendLag(count=lag.count, p50=lag.p50, p99=lag.p99, max=lag.max),
         workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust,
+        replay=_replay(store, measures),
         worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []])
+
+
+def _replay(store: EvidenceStore, measures: list[Measure]) -> ReplayFidelity | None:
+    saved = store.meta("plan") or {}
+    if not saved.get("replay"):
+        return None
+    return replay_fidelity(ReplayPlan.model_validate(saved["replay"]), measures)
 
 
 def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
@@ -146,6 +157,9 @@ def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
         for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
             out[f"{code}.{stat}"] = getattr(entry, stat)
     out["error_rate"] = summary.error_ratio
+    for phase in ("steady", "in_fault", "recovery"):
+        out[f"error_rate.{phase}"] = getattr(summary.phases, phase).error_ratio
+    out.update(recovery_stats(summary.phases))
     out["throughput"] = summary.throughput_rps
     out["send_lag.p50"] = summary.send_lag.p50
     out["send_lag.p99"] = summary.send_lag.p99

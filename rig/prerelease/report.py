@@ -19,7 +19,7 @@ from rig.quality.sheets import JudgeSheet, sheet_html
 from rig.quality.summary import turn_records
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.html import html_report, tcode_table
-from rig.report.load_section import load_section
+from rig.report.load_section import error_headline, load_section
 from rig.report.quality_section import quality_section
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ class LoadNumbers(PartNumbers):
     runs: int
     throughput_rps: float
     error_ratio: float
+    error_ratio_steady: float | None = None  # outside the injected fault windows and their recovery
+    error_ratio_in_fault: float | None = None
     requests: int
     workers: int
 
@@ -104,15 +106,13 @@ def prerelease_numbers(result: PrereleaseResult) -> PrereleaseNumbers:
         verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
     q = result.quality.summary
     trace = next(m for m in q.metrics if m.name == "traceability")
-    recovery = [w.get("recovery_s") for w in windows if w.get("recovery_s") is not None]
     return PrereleaseNumbers(
         gate=GateNumbers(decision=result.gate.decision.decision, verdicts=verdicts,
                          headline=", ".join(f"{k} {v}" for k, v in sorted(verdicts.items()))),
         load=LoadNumbers(decision=result.load.decision.decision, runs=load.runs, throughput_rps=load.throughput_rps,
-                         error_ratio=load.error_ratio, requests=load.requests, workers=load.workers,
-                         headline=f"{load.throughput_rps:.2f} runs/s, error ratio {load.error_ratio:.1%}, "
-                                  f"{len(windows)} chaos window(s), recovery "
-                                  + (", ".join(f"{r:.2f} s" for r in recovery) or "—")),
+                         error_ratio=load.error_ratio, error_ratio_steady=load.phases.steady.error_ratio,
+                         error_ratio_in_fault=load.phases.in_fault.error_ratio, requests=load.requests,
+                         workers=load.workers, headline=f"{error_headline(load)}; {load.throughput_rps:.2f} runs/s"),
         chaos=ChaosNumbers(windows=[ChaosWindowNumbers.model_validate(
             {k: w.get(k) for k in ChaosWindowNumbers.model_fields if w.get(k) is not None}) for w in windows]),
         quality=QualityNumbers(decision=q.decision.decision, turns=q.turns, states=q.states,

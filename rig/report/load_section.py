@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from rig.evidence import EvidenceStore
+from rig.load.phases import PhaseStats
 from rig.load.summary import LoadSummary
 from rig.report.svg import line_chart, windows
 
@@ -44,12 +45,69 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     if lag:
         charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit=" ms",
                                  bands=band_rel, x_range=x_range))
-    return (f"<p>{summary.users} users, {summary.workers} worker(s), {summary.duration_s:.0f} s: "
+    return (f"<p>{escape(error_headline(summary))}</p>" + _replay(summary) +
+            f"<p>{summary.users} users, {summary.workers} worker(s), {summary.duration_s:.0f} s: "
             f"{summary.completed_runs} completed runs ({summary.throughput_rps:.2f}/s), "
-            f"{summary.requests} HTTP requests ({summary.requests_per_s:.1f}/s), error ratio {summary.error_ratio:.2%}, "
-            f"send lag p99 {summary.send_lag.p99 or 0:.1f} ms</p>"
+            f"{summary.requests} HTTP requests ({summary.requests_per_s:.1f}/s), error ratio over the whole run "
+            f"{summary.error_ratio:.2%}, send lag p99 {summary.send_lag.p99 or 0:.1f} ms</p>" + _phases(summary) +
             f"<table><tr><th>code</th><th>source</th><th>n</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th></tr>"
             f"{rows}</table><ul>{errors}</ul>" + _workers(summary, t0) + "".join(f"<div>{c}</div>" for c in charts))
+
+
+def error_headline(summary: LoadSummary) -> str:
+    """The error ratio nobody injected first, then what the injected fault windows caused."""
+    p = summary.phases
+    steady = p.steady.error_ratio
+    head = (f"error ratio {steady:.2%} in steady state ({p.steady.failed} of {p.steady.attempts})" if steady is not None
+            else "no run in steady state")
+    if not p.windows:
+        return head + "; no fault was injected"
+    caused = ", ".join(f"{label} {n}" for label, n in sorted(p.in_fault.end_states.items())
+                       if not label.startswith("completed/") and label != "stopped/user_stop")  # users' own stops
+    recovery = [w.recovery_s for w in p.windows if w.recovery_s is not None]
+    return (head + f"; inside the {len(p.windows)} injected fault window(s) "
+            f"{p.in_fault.error_ratio or 0:.2%} ({p.in_fault.failed} of {p.in_fault.attempts}"
+            + (f": {caused}" if caused else "") + ")"
+            + (f", in recovery {p.recovery.error_ratio:.2%} ({p.recovery.failed} of {p.recovery.attempts})"
+               if p.recovery.attempts else "")
+            + (f"; recovered in {', '.join(f'{r:.2f} s' for r in recovery)}" if recovery else ""))
+
+
+def replay_line(summary: LoadSummary) -> str:
+    """What a replay offered against its source: turns sent, arrival-time error, sessions replayed as recorded."""
+    r = summary.replay
+    if r is None:
+        return ""
+    a, g = r.arrival_error_ms, r.inter_arrival_error_ms
+    same = ("every session's turns sent as recorded" if r.sequences_equal
+            else f"{len(r.sessions_differing)} session(s) not as recorded: {', '.join(r.sessions_differing[:5])}")
+    return (f"replay of {r.source_format} trace {r.source_sha256[:12]} at {r.speed:g}×: {r.turns_sent} of "
+            f"{r.turns_planned} turns in {r.sessions} sessions; arrival error p50 {a.p50 or 0:.1f} ms, p99 "
+            f"{a.p99 or 0:.1f} ms; inter-arrival error p99 {g.p99 or 0:.1f} ms; {same}")
+
+
+def _replay(summary: LoadSummary) -> str:
+    line = replay_line(summary)
+    return f"<p>{escape(line)}</p>" if line else ""
+
+
+def _phases(summary: LoadSummary) -> str:
+    """Errors, ends and T4/T5 apart by cause: steady state, inside the fault windows, recovery after them."""
+    p = summary.phases
+    if not p.windows:
+        return ""
+
+    def cell(stats: PhaseStats, code: str) -> str:
+        entry = stats.t_codes.get(code)
+        return f"{entry.p95:.0f}" if entry is not None and entry.p95 is not None else "—"
+
+    rows = "".join(
+        f"<tr><td>{name}</td><td class=num>{st.attempts}</td><td class=num>{st.failed}</td>"
+        f"<td class=num>{(st.error_ratio or 0):.2%}</td><td class=num>{cell(st, 'T4')}</td>"
+        f"<td class=num>{cell(st, 'T5')}</td><td>{escape(', '.join(f'{k} {v}' for k, v in sorted(st.end_states.items())))}"
+        "</td></tr>" for name, st in (("steady", p.steady), ("in fault windows", p.in_fault), ("recovery", p.recovery)))
+    return ("<table><tr><th>phase</th><th>attempts</th><th>failed</th><th>error ratio</th><th>T4 p95 ms</th>"
+            f"<th>T5 p95 ms</th><th>ends</th></tr>{rows}</table>")
 
 
 def _workers(summary: LoadSummary, t0: float) -> str:

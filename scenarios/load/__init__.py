@@ -9,6 +9,7 @@ A user's own locustfile can import and subclass them:
 """
 
 from scenarios.load.ingest_user import IngestUser
+from scenarios.load.replay_user import ReplayUser
 from scenarios.load.researcher import OpenLoopResearcher, ResearcherUser
 
-__all__ = ["IngestUser", "OpenLoopResearcher", "ResearcherUser"]
+__all__ = ["IngestUser", "OpenLoopResearcher", "ReplayUser", "ResearcherUser"]

@@ -96,6 +96,11 @@ def test_load_and_chaos_numbers_match_the_load_store(demo: PrereleaseResult) -> 
     steps = {w["data"]["step"] for w in windows}
     assert steps == {w["step"] for w in numbers["chaos"]["windows"]} == {"tool-errors", "restart"}
     assert any(label == "failed/tool_error" for label in ends)  # the tool window really failed runs
+    # what the windows caused is reported apart from what nobody injected, and the policy judges the latter
+    assert numbers["load"]["error_ratio_in_fault"] > 0 and numbers["load"]["error_ratio_steady"] < 0.01
+    assert numbers["load"]["headline"].startswith("error ratio") and "in steady state" in numbers["load"]["headline"]
+    page = (demo.run_dir / "report.html").read_text(encoding="utf-8")
+    assert "inside the 2 injected fault window(s)" in page
     restart = next(w for w in numbers["chaos"]["windows"] if w["step"] == "restart")
     assert restart["lost"] == 0 and restart["ready_s"] is not None
     browser = json.loads((demo.run_dir / "load" / "browser.json").read_text())

@@ -451,6 +451,12 @@ def _(wb: LiveWorkbench) -> bool:
     return [e.id for e in resumed] == [e.id for e in asked.events if e.id is not None and e.id > last]
 
 
+@probe("flaky_runs")
+def _(wb: LiveWorkbench) -> bool:
+    states = [ask(wb, ["P32"], "2.9%指什么？").detail.state for _ in range(20)]
+    return states.count("completed") == 20
+
+
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
 

@@ -1,0 +1,143 @@
+"""A load run's errors and timings apart by cause: inside the injected fault windows, in the recovery after
+each, and in steady state.
+
+A run counts **in fault** when it was in flight during a chaos window (its submit-to-end span overlaps the
+window); **in recovery** when it was submitted after a window ended but before the first run that completed
+again was submitted (the target was still getting back: those failures are the fault's too); **steady**
+otherwise. A refused submission or a failed login with no run is placed by its time. So `error_rate.steady`
+is the error ratio nobody injected — a 5 % defect shows there however loud the chaos — and
+`error_rate.in_fault` what the injected faults caused. Windows come from the evidence store (`chaos_window`,
+written by whatever ran the schedule); without any, the whole run is steady.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rig.evidence import EvidenceStore, Measure
+from rig.load.runviews import RunView, run_views
+from rig.measure.aggregate import TCodeStats, headlines
+from rig.stats import summarize
+
+Phase = Literal["steady", "in_fault", "recovery"]
+PHASES: tuple[Phase, ...] = ("steady", "in_fault", "recovery")
+RUN_SCENARIOS = frozenset({"ask", "revision", "regenerate", "stop_resume", "open_loop", "resume", "replay"})
+REQUEST_FAILURES = ("http_", "unreachable", "protocol")
+
+
+class WindowSpan(BaseModel):
+    """One injected fault window and the recovery after it (times are wall ms)."""
+
+    step: str
+    fault: str
+    started_ms: float
+    ended_ms: float
+    recovered_ms: float | None = None  # when the first run submitted after the window completed
+    recovery_s: float | None = None  # from the window's end to that run's end; None when none completed
+
+
+class PhaseStats(BaseModel):
+    """What happened in one phase: runs and how they ended, the error ratio, the T-codes."""
+
+    runs: int = 0
+    completed: int = 0
+    failed: int = 0
+    attempts: int = 0
+    error_ratio: float | None = None  # failed ÷ attempts; None with no attempt in the phase
+    end_states: dict[str, int] = Field(default_factory=dict)
+    errors_by_reason: dict[str, int] = Field(default_factory=dict)
+    t_codes: dict[str, TCodeStats] = Field(default_factory=dict)
+
+
+class FaultPhases(BaseModel):
+    """`load.json["phases"]`: the run split by cause, and each window's recovery."""
+
+    windows: list[WindowSpan] = Field(default_factory=list)
+    steady: PhaseStats = Field(default_factory=PhaseStats)
+    in_fault: PhaseStats = Field(default_factory=PhaseStats)
+    recovery: PhaseStats = Field(default_factory=PhaseStats)
+
+    def recovery_ms(self) -> list[float]:
+        return [w.recovery_s * 1000 for w in self.windows if w.recovery_s is not None]
+
+
+def fault_windows(store: EvidenceStore) -> list[WindowSpan]:
+    """The windows the chaos schedule recorded, in time order (open ones are left out)."""
+    out = []
+    for e in store.evidence(kind="chaos_window"):
+        w = e["data"]
+        if w.get("started_ms") is not None and w.get("ended_ms") is not None:
+            out.append(WindowSpan(step=str(w.get("step")), fault=f"{w.get('via')} {w.get('point')}/{w.get('mode')}",
+                                  started_ms=float(w["started_ms"]), ended_ms=float(w["ended_ms"])))
+    return sorted(out, key=lambda w: w.started_ms)
+
+
+def split_by_phase(measures: list[Measure], windows: list[WindowSpan]) -> FaultPhases:
+    """The load run's rows split into steady, in-fault and recovery phases (each window's recovery measured)."""
+    rows = [m for m in measures if m.case_id is None]
+    runs = run_views(rows)
+    finished = sorted((r for r in runs.values() if r.completed), key=lambda r: r.submit_ms)
+    recovering: list[tuple[float, float]] = []
+    for i, w in enumerate(windows):
+        nxt = windows[i + 1].started_ms if i + 1 < len(windows) else float("inf")
+        good = next((r for r in finished if r.submit_ms >= w.ended_ms), None)
+        if good is not None:
+            w.recovered_ms = good.end_ms
+            w.recovery_s = round((good.end_ms - w.ended_ms) / 1000, 3)
+        recovering.append((w.ended_ms, min(good.submit_ms if good is not None else float("inf"), nxt)))
+
+    def phase_of_span(start: float, end: float) -> Phase:
+        if any(start <= w.ended_ms and end >= w.started_ms for w in windows):
+            return "in_fault"
+        if any(a <= start < b for a, b in recovering):
+            return "recovery"
+        return "steady"
+
+    run_phase = {r.run_id: phase_of_span(r.submit_ms, r.end_ms) for r in runs.values()}
+    out = FaultPhases(windows=windows)
+    for phase in PHASES:
+        mine = [r for r in runs.values() if run_phase[r.run_id] == phase and r.end]
+        stats = _phase_stats(mine, [m for m in rows if m.run_id and run_phase.get(m.run_id) == phase],
+                             [m for m in rows if m.code == "error" and _placed(m, run_phase, phase_of_span) == phase])
+        setattr(out, phase, stats)
+    return out
+
+
+def _placed(m: Measure, run_phase: dict[str, Phase], phase_of_span: Callable[[float, float], Phase]) -> Phase:
+    """An error row's phase: its run's, or — with no run — the phase of the moment it was recorded."""
+    if m.run_id and m.run_id in run_phase:
+        return run_phase[m.run_id]
+    at = m.ts_ms or 0.0
+    return phase_of_span(at, at)
+
+
+def _phase_stats(runs: list[RunView], run_rows: list[Measure], errors: list[Measure]) -> PhaseStats:
+    ends = Counter(r.end or "unknown" for r in runs)
+    completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
+    on_purpose = ends.get("stopped/user_stop", 0)
+    refused = sum(int(m.value) for m in errors if m.scenario in RUN_SCENARIOS and not m.run_id
+                  and (m.label or "").startswith(REQUEST_FAILURES))
+    logins = sum(int(m.value) for m in errors if (m.label or "").startswith("login_failed"))
+    failed = len(runs) - completed - on_purpose + refused + logins
+    attempts = len(runs) + refused + logins
+    reasons: Counter[str] = Counter()
+    for m in errors:
+        reasons[m.label or "unknown"] += int(m.value)
+    return PhaseStats(runs=len(runs), completed=completed, failed=failed, attempts=attempts,
+                      error_ratio=failed / attempts if attempts else None, end_states=dict(ends),
+                      errors_by_reason=dict(reasons), t_codes=headlines(run_rows))
+
+
+def fault_phases(store: EvidenceStore) -> FaultPhases:
+    """The split of a load run from its evidence store."""
+    return split_by_phase(store.measures(), fault_windows(store))
+
+
+def recovery_stats(phases: FaultPhases) -> dict[str, float | None]:
+    """`recovery_s.p95` and `recovery_s.max` (in ms, like every time a threshold compares) over the windows."""
+    s = summarize(phases.recovery_ms())
+    return {"recovery_s.p95": s.p95, "recovery_s.max": s.max}
