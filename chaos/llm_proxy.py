@@ -15,7 +15,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import httpx
@@ -88,8 +88,14 @@ class LlmFaultProxy(FaultProxy):
         record = self.new_record(request, model=body.get("model"), stream=stream,
                                  rules=[r.rule_id for r in fired], faults=[r.fault.mode for r in fired])
         began = time.perf_counter()
+        await self._logged(self._complete(request, respond, body, stream, fired, record, began), respond, record,
+                           began)
+
+    async def _logged(self, work: Awaitable[None], respond: Responder, record: RequestRecord, began: float) -> None:
+        """Run one request's handling; an unreachable upstream answers 502 (when nothing was sent yet), and the
+        request is logged with its total time however it ended."""
         try:
-            await self._complete(request, respond, body, stream, fired, record, began)
+            await work
         except (httpx.TransportError, OSError) as exc:
             record.outcome, record.error = "upstream_error", f"{type(exc).__name__}: {exc}"
             if not respond.started:
@@ -278,18 +284,8 @@ class LlmFaultProxy(FaultProxy):
         record = self.new_record(request, endpoint="embeddings", rules=[r.rule_id for r in fired],
                                  faults=[r.fault.mode for r in fired])
         began = time.perf_counter()
-        try:
-            await self._embed(request, respond, {r.fault.mode: r.fault for r in fired}, record)
-        except (httpx.TransportError, OSError) as exc:
-            record.outcome, record.error = "upstream_error", f"{type(exc).__name__}: {exc}"
-            if not respond.started:
-                respond.keep_alive = False
-                await respond.send(502, JSON, json.dumps({"error": {"message": f"upstream unreachable: {exc}",
-                                                                    "type": "upstream_error"}}).encode())
-                record.status = 502
-        finally:
-            record.total_ms = (time.perf_counter() - began) * 1000
-            self.keep(record)
+        await self._logged(self._embed(request, respond, {r.fault.mode: r.fault for r in fired}, record), respond,
+                           record, began)
 
     async def _embed(self, request: Request, respond: Responder, by_mode: dict[str, Any], record: RequestRecord) -> None:
         if "latency" in by_mode and not await respond.hold((by_mode["latency"].delay_ms or 0) / 1000):

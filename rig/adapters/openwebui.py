@@ -80,6 +80,7 @@ class OpenWebUIAdapter(Adapter):
         self._scopes: dict[str, list[str]] = {}  # chat id → the documents its next turn is asked over
         self._projects: dict[str, str] = {}  # chat id → knowledge base
         self._chat_of: dict[str, str] = {}  # answer message id → chat id (regenerate names only the answer)
+        self._chosen: dict[str, str | None] = {}  # token → the account's default model from its settings
 
     # -- capabilities ----------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -259,15 +260,19 @@ class OpenWebUIAdapter(Adapter):
         return self.model
 
     def _settings_model(self, auth: Auth) -> str | None:
-        settings = self.json(auth, "GET", f"{API}/users/user/settings", op="model_config") or {}
-        models = ((settings.get("ui") or {}) if isinstance(settings, dict) else {}).get("models") or []
-        return str(models[0]) if models and models[0] else None
+        """The account's own default model (read once per login; `set_model_config` keeps it current)."""
+        if auth.token not in self._chosen:
+            settings = self.json(auth, "GET", f"{API}/users/user/settings", op="model_config") or {}
+            models = ((settings.get("ui") or {}) if isinstance(settings, dict) else {}).get("models") or []
+            self._chosen[auth.token] = str(models[0]) if models and models[0] else None
+        return self._chosen[auth.token]
 
     # -- per-user model configuration (the account's default model, in its own settings) ---------------------
     def model_config(self, auth: Auth | None) -> ModelConfigView:
         if auth is None:
             self.request(None, "GET", f"{API}/users/user/settings", op="model_config")  # refused: shows how
             raise TargetProtocolError("Open WebUI served user settings to an anonymous caller")
+        self._chosen.pop(auth.token, None)  # read the settings themselves: this is the check of what is stored
         chosen = self._settings_model(auth) or self._model(auth)
         return ModelConfigView(provider="openai", model=chosen)
 
@@ -279,7 +284,8 @@ class OpenWebUIAdapter(Adapter):
         data = self.json(auth, "POST", f"{API}/users/user/settings/update", op="set_model_config",
                          json={"ui": {"models": [model]}})
         models = ((data or {}).get("ui") or {}).get("models") or []
-        return ModelConfigView(provider=provider, model=str(models[0]) if models else model)
+        self._chosen[auth.token] = str(models[0]) if models else model
+        return ModelConfigView(provider=provider, model=self._chosen[auth.token] or model)
 
     def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
             traceparent: str | None = None) -> Submitted:
