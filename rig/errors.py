@@ -94,7 +94,13 @@ class TargetHTTPError(TargetError):
 
 
 class TargetProtocolError(TargetError):
-    """The target's answer does not match the protocol (shape, field, event order)."""
+    """The target's answer does not fit the protocol or the adapter's rules (shape, field, status word, event
+    order); `exchange` is the request and answer it came from (redacted when stored), `operation` its name."""
+
+    def __init__(self, message: str, *, exchange: dict[str, Any] | None = None, operation: str | None = None) -> None:
+        super().__init__(message)
+        self.exchange = exchange
+        self.operation = operation
 
 
 class TargetStalled(TargetError):

@@ -48,3 +48,30 @@ def pages_containing(path: Path, quote: str) -> list[int]:
     """Physical pages on which `quote` occurs."""
     needle = squash(quote)
     return [n for n, text in enumerate(page_texts(path), start=1) if needle and needle in squash(text)]
+
+
+def span_pages(path: Path, text: str) -> list[int]:
+    """The physical pages `text` covers in the file, found in its pages read one after another (so a passage may run
+    over a page break); [] when it stands nowhere in the file."""
+    needle = squash(text)
+    if not needle:
+        return []
+    pages = [squash(t) for t in page_texts(path)]
+    joined = "".join(pages)
+    start = joined.find(needle)
+    if start < 0:
+        return []
+    end, covered, offset = start + len(needle), [], 0
+    for n, page in enumerate(pages, start=1):
+        if offset < end and start < offset + len(page):
+            covered.append(n)
+        offset += len(page)
+    return covered
+
+
+def place_quote(path: Path, quote: str) -> int | None:
+    """The one physical page of the file on which `quote` stands; None when it stands on none, or on several."""
+    if not quote.strip():
+        return None
+    pages = pages_containing(path, quote)
+    return pages[0] if len(pages) == 1 else None

@@ -7,6 +7,7 @@ Operations a target lacks raise `CapabilityMissing`; `capabilities()` declares t
 
 from __future__ import annotations
 
+import hashlib
 import json as _json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterator
@@ -16,6 +17,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.error_body import read_error_body
+from rig.adapters.ledger import LedgerEntry, UploadLedger
 from rig.adapters.models import (
     Auth,
     Document,
@@ -73,6 +76,7 @@ class Adapter(ABC):
     def __init__(self, base_url: str = "", *, transport: Transport | None = None, timeout_s: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.recorders: list[Recorder] = []
+        self.uploads = UploadLedger()  # what the rig put on the target (result rules and cases look it up)
         self.transport: Transport = transport or HttpxTransport(self.base_url, timeout_s)
 
     @classmethod
@@ -136,15 +140,10 @@ class Adapter(ABC):
             raise TargetProtocolError(f"{method} {path}: expected JSON, got {reply.text[:120]!r}") from None
 
     def http_error(self, method: str, path: str, reply: Reply) -> TargetHTTPError:
-        """The rig's error for a refused request (reads `{"error": {code, message, details}}` when present)."""
-        code = message = None
-        details: Any = None
-        try:
-            err = reply.json().get("error", {})
-            code, message, details = err.get("code"), err.get("message"), err.get("details")
-        except (ValueError, AttributeError):
-            message = reply.text[:200]
-        return TargetHTTPError(method, path, reply.status_code, code, message or reply.reason, details)
+        """The rig's error for a refused request, its body read in any common error shape (`read_error_body`)."""
+        body = read_error_body(reply.content, reply.content_type)
+        return TargetHTTPError(method, path, reply.status_code, body.code, body.message or reply.reason or
+                               f"HTTP {reply.status_code}", body.details)
 
     def sse(self, auth: Auth | None, path: str, *, op: str, headers: dict[str, str] | None = None,
             timeout_s: float = 120.0) -> Iterator[RawEvent]:
@@ -165,29 +164,39 @@ class Adapter(ABC):
     # accounts
     @abstractmethod
     def login(self, username: str, password: str) -> Auth: ...
-    @abstractmethod
-    def logout(self, auth: Auth) -> None: ...
-    @abstractmethod
-    def me(self, auth: Auth | None) -> Me: ...
+    def logout(self, auth: Auth) -> None:
+        raise CapabilityMissing("logout")
+    def me(self, auth: Auth | None) -> Me:
+        raise CapabilityMissing("identity")
     def me_status_with_cookies(self, cookies: dict[str, str]) -> int:
         """The HTTP status the target's identity operation answers to a browser's cookies alone (no token):
         how a browser session is checked from outside the browser (reliability case 5)."""
         raise CapabilityMissing("cookie_session")
 
     # projects and documents
-    @abstractmethod
-    def create_project(self, auth: Auth, name: str) -> str: ...
-    @abstractmethod
-    def projects(self, auth: Auth) -> list[Project]: ...
+    def create_project(self, auth: Auth, name: str) -> str:
+        raise CapabilityMissing("projects")
+    def projects(self, auth: Auth) -> list[Project]:
+        raise CapabilityMissing("projects")
     def add_member(self, auth: Auth, project_id: str, username: str) -> None:
         raise CapabilityMissing("members")
-    @abstractmethod
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
-               filename: str | None = None) -> Uploaded: ...
-    @abstractmethod
-    def documents(self, auth: Auth, project_id: str) -> list[Document]: ...
-    @abstractmethod
-    def document(self, auth: Auth | None, doc_id: str) -> Document: ...
+               filename: str | None = None) -> Uploaded:
+        raise CapabilityMissing("upload")
+    def uploaded(self, data: bytes, name: str, doc_id: str, *, status: str = "queued", reported_sha256: str | None = None,
+                 track_id: str | None = None) -> Uploaded:
+        """An accepted upload as the rig keeps it: its own sha256 of the bytes it sent (the target's, where it reports
+        one, kept beside it to compare), stamped now, and entered in the upload ledger."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        self.uploads.add(LedgerEntry(doc_id=doc_id, filename=name, sha256=sha256, track_id=track_id,
+                                     reported_sha256=reported_sha256 or None))
+        return Uploaded(doc_id=doc_id, sha256=sha256, reported_sha256=reported_sha256 or None, status=status,
+                        filename=name, accepted_ns=now_ns())
+
+    def documents(self, auth: Auth, project_id: str) -> list[Document]:
+        raise CapabilityMissing("documents")
+    def document(self, auth: Auth | None, doc_id: str) -> Document:
+        raise CapabilityMissing("document")
     def download(self, auth: Auth | None, doc_id: str) -> bytes:
         raise CapabilityMissing("download")
     def page_text(self, auth: Auth | None, doc_id: str, page: int) -> PageText:
@@ -199,20 +208,20 @@ class Adapter(ABC):
         raise CapabilityMissing("direct_search")
 
     # sessions and runs
-    @abstractmethod
     def open_session(self, auth: Auth, project_id: str, scope: list[str],
-                     attachments: list[str] | None = None) -> SessionOpened: ...
-    @abstractmethod
-    def session(self, auth: Auth | None, session_id: str) -> Session: ...
+                     attachments: list[str] | None = None) -> SessionOpened:
+        raise CapabilityMissing("sessions")
+    def session(self, auth: Auth | None, session_id: str) -> Session:
+        raise CapabilityMissing("sessions")
     def set_scope(self, auth: Auth, session_id: str, scope: list[str],
                   attachments: list[str] | None = None) -> ScopeSet:
         raise CapabilityMissing("scope_change")
-    @abstractmethod
     def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
-            traceparent: str | None = None) -> Submitted: ...
-    @abstractmethod
+            traceparent: str | None = None) -> Submitted:
+        raise CapabilityMissing("ask")
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
-               timeout_s: float = 120.0) -> Generator[Event, None, None]: ...
+               timeout_s: float = 120.0) -> Generator[Event, None, None]:
+        raise CapabilityMissing("ask")
     def raw_events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                    timeout_s: float = 120.0) -> Iterator[RawEvent]:
         """The run's stream for the load path: each event stamped on arrival and kept as it came (nothing parsed
@@ -227,8 +236,8 @@ class Adapter(ABC):
             raise TargetProtocolError(f"event {raw.event} was kept raw, but this adapter cannot read it")
         return raw.parsed
 
-    @abstractmethod
-    def run(self, auth: Auth | None, run_id: str) -> RunDetail: ...
+    def run(self, auth: Auth | None, run_id: str) -> RunDetail:
+        raise CapabilityMissing("run_detail")
     def stop(self, auth: Auth, run_id: str, reason: str | None = None) -> None:
         raise CapabilityMissing("stop")
     def resume(self, auth: Auth, run_id: str) -> Resumed:

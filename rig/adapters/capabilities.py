@@ -20,6 +20,17 @@ class Capabilities(BaseModel):
     See docs/adapters.md for what each one means and which cases need it.
     """
 
+    # the target's shape: what it keeps for the rig (each False is a target unlike the reference workbench)
+    identity: bool = True  # the target says who is logged in (`me`); without it the rig uses what login returned
+    logout: bool = True  # a session can be ended (its token revoked)
+    projects: bool = True  # documents live in projects; without them the target is one shared namespace
+    sessions: bool = True  # the target keeps conversations; without them each question is its own, kept by the rig
+    scope: bool = True  # a question can be restricted to chosen documents
+    upload: bool = True  # documents can be uploaded
+    documents: bool = True  # a project's (or the namespace's) documents can be listed
+    document: bool = True  # one document can be read by its id
+    document_hashes: bool = True  # the target reports each document's sha256 (the rig computes its own either way)
+    ask: bool = True  # a question can be asked
     stream: Literal["sse", "ndjson", "json", "websocket", "none"] = "sse"
     stop: Literal["server", "disconnect", "none"] = "server"
     resume: bool = True
@@ -54,6 +65,8 @@ class Capabilities(BaseModel):
     event_replay: bool = True  # a stream can be re-read from an event id (Last-Event-ID)
     stream_tool_cards: bool = True  # the stream announces each tool call and its result
     search_stages: bool = True  # a direct search reports its internal stages (encode, query, expand) with times
+    search_calls: bool = True  # a direct search reports its calls: ids, and proposed vs executed counts
+    hit_pages: bool = True  # a search hit names the physical page it comes from
     expansion: bool = True  # search hits may be widened to their neighbouring context (`Hit.expanded`)
     export_reading: bool = True  # the adapter can read its target's JSON export back (Adapter.read_export)
     export_sources: bool = True  # a JSON export lists each cited paper once, with its cited pages
@@ -62,11 +75,14 @@ class Capabilities(BaseModel):
     slots_metric: str | None = None  # the gauge of run slots in use on the target's /metrics, when it has one
 
     def missing(self, *names: str) -> list[str]:
-        """Names (as `field` or `field=variant`) that are not offered."""
+        """Names (as `field` or `field=variant`) that are not offered; a name that is no capability is a bug in the
+        caller (a mistyped name would otherwise block items silently), so it raises."""
         out = []
         for name in names:
             field, _, variant = name.partition("=")
-            value = getattr(self, field, None)
+            if field not in type(self).model_fields:
+                raise ValueError(f"no capability named {field!r} (see rig.adapters.capabilities.Capabilities)")
+            value = getattr(self, field)
             if variant:
                 ok = variant in value if isinstance(value, list) else value == variant
             else:
@@ -79,3 +95,9 @@ class Capabilities(BaseModel):
         missing = self.missing(*names)
         if missing:
             raise CapabilityMissing(", ".join(missing))
+
+    def shape(self) -> dict[str, bool | str]:
+        """The target's shape as the rig found it: what it keeps itself and what the rig keeps in its place."""
+        return {"identity": self.identity, "projects": self.projects, "sessions": self.sessions, "scope": self.scope,
+                "run_records": self.run_detail, "stream": self.stream, "stop": self.stop,
+                "document_hashes": self.document_hashes}

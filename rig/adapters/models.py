@@ -67,9 +67,14 @@ class Document(_Model):
 
 
 class Uploaded(_Model):
+    """An accepted upload: the target's document id; `sha256` is the rig's own of the bytes it sent, and
+    `reported_sha256` the target's, where it reports one (compared, never trusted instead)."""
+
     doc_id: str
-    sha256: str
-    status: str
+    sha256: str | None = None
+    reported_sha256: str | None = None
+    status: str = "queued"
+    filename: str | None = None
     accepted_ns: int = 0  # client clock when the upload was accepted
 
 
@@ -90,7 +95,7 @@ class Hit(_Model):
 
 
 class SearchCallResult(_Model):
-    tool_call_id: str
+    tool_call_id: str | None = None  # None where the target names no calls (capability search_calls)
     query: str = ""
     ok: bool
     error: dict[str, Any] | None = None
@@ -109,9 +114,11 @@ class Stage(_Model):
 
 
 class SearchResult(_Model):
-    tool_call_ids: list[str]
-    executed_calls: int
-    proposed_calls: int
+    """A direct search; the call ids and counts are the target's own report, None where it gives none."""
+
+    tool_call_ids: list[str] = Field(default_factory=list)
+    executed_calls: int | None = None
+    proposed_calls: int | None = None
     results: list[SearchCallResult]
     stages: list[Stage] = Field(default_factory=list)
     sent_ns: int = 0
@@ -155,6 +162,7 @@ class Message(_Model):
     run_id: str | None = None
     scope: list[str] | None = None
     created_at: str | None = None
+    source: Literal["target", "stream"] = "target"  # stream: as the answer's stream gave it (the target keeps none)
 
 
 class Summary(_Model):

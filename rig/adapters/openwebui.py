@@ -22,7 +22,6 @@ What Open WebUI does not offer is declared absent in `capabilities()`; the items
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from collections.abc import Generator
@@ -31,6 +30,7 @@ from typing import Any
 
 from rig.adapters.base import Adapter
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.citations import marker_quotes
 from rig.adapters.models import (
     Auth,
     Citation,
@@ -62,7 +62,6 @@ from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProto
 
 API = "/api/v1"
 _STATUS = {"pending": "processing", "processing": "processing", "completed": "ready", "failed": "failed"}
-_MARKER = re.compile(r"\[(\d+)\]")
 
 
 class OpenWebUIAdapter(Adapter):
@@ -145,14 +144,14 @@ class OpenWebUIAdapter(Adapter):
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
                filename: str | None = None) -> Uploaded:
         name = filename or path.name
+        raw = path.read_bytes()
         body, ctype = multipart({"metadata": json.dumps({"knowledge_id": project_id})},
-                                {"file": (name, path.read_bytes(), "application/pdf")})
+                                {"file": (name, raw, "application/pdf")})
         data = self.json(auth, "POST", f"{API}/files/", op="upload", content=body, content_type=ctype,
                          record_body={"file": name, "knowledge_id": project_id})
         meta = data.get("meta") or {}
-        return Uploaded(doc_id=str(data["id"]), sha256=str(meta.get("file_hash") or ""),
-                        status=_STATUS.get(str((data.get("data") or {}).get("status")), "processing"),
-                        accepted_ns=now_ns())
+        return self.uploaded(raw, name, str(data["id"]), reported_sha256=meta.get("file_hash"),
+                             status=_STATUS.get(str((data.get("data") or {}).get("status")), "processing"))
 
     def documents(self, auth: Auth, project_id: str) -> list[Document]:
         data = self.json(auth, "GET", f"{API}/knowledge/{project_id}/files", op="documents")
@@ -435,14 +434,12 @@ def _citations(message_id: str, content: str, sources: list[dict[str, Any]]) -> 
     call), quoting the text before the marker on its line."""
     files = _source_files(sources)
     out: list[Citation] = []
-    for i, match in enumerate(_MARKER.finditer(content)):
-        n = int(match.group(1))
+    for i, (n, quote) in enumerate(marker_quotes(content)):
         if not 1 <= n <= len(files):
             continue
         _, chunks = files[n - 1]
-        start = max(content.rfind("\n", 0, match.start()), content.rfind("]", 0, match.start())) + 1
         out.append(Citation(citation_id=f"{message_id}#{i + 1}", marker=n, doc_id=str(chunks[0][1].get("file_id", "")),
-                            quote=content[start:match.start()].strip(), tool_call_id=f"{message_id}#retrieval"))
+                            quote=quote, tool_call_id=f"{message_id}#retrieval"))
     return out
 
 

@@ -106,11 +106,12 @@ class WorkbenchAdapter(Adapter):
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
                filename: str | None = None) -> Uploaded:
         name = filename or path.name
-        body, ctype = multipart({"paper_id": paper_id} if paper_id else {},
-                                {"file": (name, path.read_bytes(), "application/pdf")})
+        raw = path.read_bytes()
+        body, ctype = multipart({"paper_id": paper_id} if paper_id else {}, {"file": (name, raw, "application/pdf")})
         data = self.json(auth, "POST", f"{API}/projects/{project_id}/documents", op="upload", content=body,
                          content_type=ctype, record_body={"file": name, "paper_id": paper_id})
-        return Uploaded.model_validate({**data, "accepted_ns": now_ns()})
+        return self.uploaded(raw, name, str(data["doc_id"]), status=str(data.get("status") or "queued"),
+                             reported_sha256=data.get("sha256"))
 
     def documents(self, auth: Auth, project_id: str) -> list[Document]:
         return [Document.model_validate(d)

@@ -113,6 +113,12 @@ def observed(measures: Iterable[Measure]) -> dict[str, float | None]:
     return out
 
 
+def ended_run_ids(measures: Iterable[Measure]) -> set[str]:
+    """The runs whose end was counted (a T8 row that is neither an upload nor a refusal)."""
+    return {m.run_id for m in measures if m.code == "T8" and m.run_id and m.label
+            and not m.label.startswith(("ingest:", "refused/"))}
+
+
 def run_ends(measures: Iterable[Measure]) -> Counter[str]:
     """Runs by `<state>/<reason>`; uploads (`ingest:…`) and refused requests (`refused/…`) are not runs."""
     return Counter(m.label for m in measures if m.code == "T8" and m.label

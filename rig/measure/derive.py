@@ -131,8 +131,9 @@ def search_measures(result: SearchResult, scenario: str | None = None) -> list[M
                  scenario=scenario)]
     for stage in result.stages:
         out.extend(stage_measures(stage, scenario=scenario))
-    out += [tcode(TCode.T11, "server", float(result.proposed_calls), label="tool_calls_proposed", scenario=scenario),
-            tcode(TCode.T11, "server", float(result.executed_calls), label="tool_calls_executed", scenario=scenario)]
+    for label, count in (("tool_calls_proposed", result.proposed_calls), ("tool_calls_executed", result.executed_calls)):
+        if count is not None:  # a target that reports no counts gives no row (never a guessed one)
+            out.append(tcode(TCode.T11, "server", float(count), label=label, scenario=scenario))
     return out
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.adapters.models import Event, RunDetail, TerminalEvent, TokenEvent
+from rig.adapters.citations import cite_sources
+from rig.adapters.models import Citation, CitationEvent, Event, Message, RunDetail, TerminalEvent, TokenEvent
 from rig.evidence import Measure
 from rig.measure.tcodes import TCode
 
@@ -48,6 +49,30 @@ class RunTranscript(BaseModel):
     def end(self) -> TCode:
         """The code of this run's end time."""
         return self.end_code or (TCode.T6 if self.revision else TCode.T5)
+
+    @property
+    def ended_by_rig(self) -> str | None:
+        """Why the rig, not the target, wrote the run's end (`stream_end`: the stream closed with no terminal event;
+        `client_disconnect`: the rig stopped it by closing the stream); None when the target's own event ended it."""
+        terminal = self.terminal
+        derived = terminal.data.get("derived") if terminal is not None else None
+        return str(derived) if derived else None
+
+    def citations(self) -> list[Citation]:
+        """The answer's citations as the stream gave them: each source event, cited where the answer's `[n]`
+        markers use it (quoting the claim before the marker) when the event carries no quote of its own."""
+        sources = []
+        for e in self.events:
+            if isinstance(e, CitationEvent):
+                fields = {k: v for k, v in e.data.items() if k in Citation.model_fields}
+                sources.append(Citation.model_validate({"citation_id": e.citation_id or str(fields.get("marker")),
+                                                        "doc_id": "", **fields}))
+        return cite_sources(self.answer, sources, id_prefix=f"{self.run_id}:")
+
+    def streamed_message(self) -> Message:
+        """The answer as the stream delivered it, for a target that keeps no session to read it back from."""
+        return Message(message_id=f"{self.run_id}:answer", role="assistant", content=self.answer,
+                       citations=self.citations(), run_id=self.run_id, source="stream")
 
     def first(self, name: str) -> Event | None:
         return next((e for e in self.events if e.event == name), None)

@@ -8,6 +8,7 @@ the spec declares what its records hold. See docs/adapters.md, "a new target wit
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Generator, Iterator
@@ -18,12 +19,14 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel
 
-from rig.adapters.base import Adapter, Exchange
+from rig.adapters.base import Adapter, Exchange, reply_body
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.http.extract import OperationReader
 from rig.adapters.http.frames import DELIMITER, EventSorter
-from rig.adapters.http.render import render
-from rig.adapters.http.spec import CAPABILITY_OF, HttpSpec, Operation, StreamSpec
+from rig.adapters.http.functions import options as rule_options
+from rig.adapters.http.polling import poll_answer
+from rig.adapters.http.render import path_names, render
+from rig.adapters.http.spec import CAPABILITY_OF, HttpSpec, Operation, Request, StreamSpec
 from rig.adapters.models import (
     Auth,
     Document,
@@ -42,7 +45,9 @@ from rig.adapters.models import (
     SessionOpened,
     Submitted,
     Uploaded,
+    make_event,
 )
+from rig.adapters.protocol import exchange_of, fit
 from rig.adapters.text_export import read_text_export
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
@@ -51,6 +56,8 @@ from rig.yamlfile import validate_model
 
 M = TypeVar("M", bound=BaseModel)
 SPEC_FIX = "see docs/adapters.md, 'a new target without Python', for target.http"
+RECORD_FIELDS = ("end_reasons", "run_timings", "run_tool_calls", "run_model_input", "run_usage", "trace_ids",
+                 "checkpoints", "summaries")  # what a run record holds: absent with the record itself
 
 
 class HttpAdapter(Adapter):
@@ -64,13 +71,15 @@ class HttpAdapter(Adapter):
         self.stream_timeout_s = stream_timeout_s
         self._ops = self.spec.operations()
         self._readers = {name: OperationReader(op) for name, op in self._ops.items()}
-        stream = self.spec.events.stream if self.spec.events is not None else self.spec.ask.stream
-        assert stream is not None  # the spec gives the stream once, one way or the other
-        self._stream: StreamSpec = stream
-        self._sorter = EventSorter(stream)
+        self._stream: StreamSpec | None = self.spec.stream_spec()
+        self._sorter = EventSorter(self._stream) if self._stream is not None else None
         self._sessions: dict[str, dict[str, Any]] = {}  # session id → what later requests may name (project, scope)
         self._run_sessions: dict[str, str] = {}  # run id → its session
+        self._run_values: dict[str, dict[str, Any]] = {}  # run id → the variables of the question that started it
         self._open: dict[str, tuple[AbstractContextManager[StreamReply], StreamReply]] = {}  # ask.stream answers
+        self._reading: dict[str, AbstractContextManager[StreamReply]] = {}  # streams being read (stop: disconnect)
+        self._disconnected: set[str] = set()
+        self._fallbacks: dict[int, OperationReader] = {}
         self._caps: Capabilities | None = None
 
     @classmethod
@@ -89,18 +98,33 @@ class HttpAdapter(Adapter):
         """What the spec configures (an operation left out is a capability absent), then what it declares."""
         if self._caps is None:
             s = self.spec
+            records = s.run is not None
             derived: dict[str, Any] = {
-                "stream": self._stream.format, "stop": "server" if s.stop else "none", "resume": s.resume is not None,
-                "regenerate": s.regenerate is not None, "export": sorted(s.export), "direct_search": s.search is not None,
-                "locate_citation": s.locate_citation is not None, "run_detail": s.run is not None,
-                "members": s.add_member is not None, "scope_change": s.set_scope is not None,
+                "identity": s.me is not None, "logout": s.logout is not None,
+                "projects": s.create_project is not None and s.projects is not None,
+                "sessions": s.open_session is not None and s.session is not None, "scope": self._scoped(),
+                "upload": s.upload is not None, "documents": s.documents is not None, "document": s.document is not None,
+                "ask": s.ask is not None, "stream": self._stream.format if self._stream is not None else "none",
+                "stop": "disconnect" if s.stop == "disconnect" else "server" if s.stop else "none",
+                "resume": s.resume is not None, "regenerate": s.regenerate is not None, "export": sorted(s.export),
+                "direct_search": s.search is not None, "locate_citation": s.locate_citation is not None,
+                "run_detail": records, "members": s.add_member is not None, "scope_change": s.set_scope is not None,
                 "model_config_api": s.model_config_get is not None and s.set_model_config is not None,
                 "page_text": s.page_text is not None, "download": s.download is not None, "chaos": False,
                 "export_reading": "json" in s.export and s.export["json"].result is not None,
                 "event_replay": s.events is not None and "last_event_id" in s.events.request.names(),
             }
+            if not records:  # what a run record would hold, there is none of
+                derived.update({name: False for name in RECORD_FIELDS})
             self._caps = Capabilities(**{**derived, **s.capabilities})
         return self._caps
+
+    def _scoped(self) -> bool:
+        """Whether a question can be restricted to chosen documents: a session opened on them, or a question
+        that names them itself."""
+        s = self.spec
+        return (s.open_session is not None and "scope" in s.open_session.names()) or (
+            s.ask is not None and "scope" in s.ask.names())
 
     # -- requests --------------------------------------------------------------------------------------------
     def auth_headers(self, auth: Auth | None) -> dict[str, str]:
@@ -121,60 +145,118 @@ class HttpAdapter(Adapter):
         return op
 
     def _variables(self, auth: Auth | None, values: dict[str, Any]) -> dict[str, Any]:
+        """The operation's variables, the acting account's, and what the ledger knows of a named document."""
         actor = {"user_id": auth.user_id, "username": auth.username} if auth else {}
-        return {**actor, **values}
+        known: dict[str, Any] = {}
+        entry = self.uploads.entry(str(values["doc_id"])) if values.get("doc_id") else None
+        if entry is not None:
+            known = {"track_id": entry.track_id, "filename": entry.filename, "sha256": entry.sha256}
+        return {**actor, **known, **{k: v for k, v in values.items() if v is not None or k not in known}}
+
+    def _options(self, variables: dict[str, Any]) -> Any:
+        return rule_options(variables, self.uploads.doc_of)
+
+    def send(self, name: str, request: Request, auth: Auth | None, variables: dict[str, Any], *,
+             raise_for_status: bool = True, headers: dict[str, str] | None = None) -> tuple[Reply, dict[str, Any]]:
+        """One request of operation `name` (its template `request`) filled with `variables`: the reply, and the
+        exchange a protocol error would carry."""
+        rendered = render(request, variables)
+        reply = self.request(auth, rendered.method, rendered.path, op=name.split(".")[0],
+                             raise_for_status=raise_for_status, headers={**rendered.headers, **(headers or {})},
+                             content=rendered.body, content_type=rendered.content_type,
+                             record_body=rendered.record_body)
+        return reply, exchange_of(name, rendered.method, rendered.path, reply)
 
     def call(self, name: str, auth: Auth | None, /, *, raise_for_status: bool = True,
              headers: dict[str, str] | None = None, **values: Any) -> Reply:
         """Send operation `name` as `auth` with its variables; the reply (raising on a 4xx/5xx unless told not to)."""
-        rendered = render(self._op(name).request, self._variables(auth, values))
-        return self.request(auth, rendered.method, rendered.path, op=name.split(".")[0],
-                            raise_for_status=raise_for_status, headers={**rendered.headers, **(headers or {})},
-                            content=rendered.body, content_type=rendered.content_type,
-                            record_body=rendered.record_body)
+        variables = self._variables(auth, values)
+        return self.send(name, self._way(self._op(name), variables).request, auth, variables,
+                         raise_for_status=raise_for_status, headers=headers)[0]
 
-    def _data(self, name: str, reply: Reply) -> Any:
+    def _reader(self, name: str, op: Operation) -> OperationReader:
+        """The compiled rules of operation `name`, or of one of its fallbacks."""
+        if op is self._ops[name]:
+            return self._readers[name]
+        return self._fallbacks.setdefault(id(op), OperationReader(op))
+
+    @staticmethod
+    def _way(op: Operation, variables: dict[str, Any]) -> Operation:
+        """The operation, or its fallback when its path names a variable nobody knows (no track id for this doc)."""
+        while op.fallback is not None and any(variables.get(n) in (None, "") for n in path_names(op.request)):
+            op = op.fallback
+        return op
+
+    def _data(self, name: str, reply: Reply, exchange: dict[str, Any]) -> Any:
         try:
-            data = orjson.loads(reply.content) if reply.content else None
+            return orjson.loads(reply.content) if reply.content else None
         except orjson.JSONDecodeError:
-            raise TargetProtocolError(f"{name}: expected JSON, got {reply.text[:120]!r}") from None
-        return data
+            raise TargetProtocolError(f"{name}: expected JSON, got {reply.text[:120]!r}", exchange=exchange,
+                                      operation=name) from None
+
+    def answer(self, name: str, auth: Auth | None, /, **values: Any) -> tuple[Any, dict[str, Any]]:
+        """Operation `name`'s answer read by its rules (trying its fallback when the rules find nothing, polling
+        when it has a poll), and the exchange it came from."""
+        variables = self._variables(auth, values)
+        op: Operation | None = self._way(self._op(name), variables)
+        read: Any = None
+        exchange: dict[str, Any] = {}
+        while op is not None:
+            reply, exchange = self.send(name, op.request, auth, variables)
+            read = self._reader(name, op).read(self._data(name, reply, exchange), self._options(variables))
+            if read is not None and op.poll is not None:
+                read = poll_answer(self, name, op.poll, auth, variables, read)
+            if read is not None or op.fallback is None:
+                break
+            op = op.fallback
+        return read, exchange
 
     def read(self, name: str, auth: Auth | None, model: type[M], /, **values: Any) -> M:
-        """Operation `name`, its answer read into `model`."""
-        reply = self.call(name, auth, **values)
-        return model.model_validate(self._readers[name].read(self._data(name, reply)))
+        """Operation `name`, its answer read into `model` (an answer that does not fit is a protocol error)."""
+        data, exchange = self.answer(name, auth, **values)
+        return fit(model, data, operation=name, exchange=exchange, fix=f"check target.http.{name}.result")
 
     def read_all(self, name: str, auth: Auth | None, model: type[M], /, **values: Any) -> list[M]:
-        reply = self.call(name, auth, **values)
+        variables = self._variables(auth, values)
+        op = self._way(self._op(name), variables)
+        reply, exchange = self.send(name, op.request, auth, variables)
         try:
-            items = self._readers[name].read_all(self._data(name, reply))
+            items = self._reader(name, op).read_all(self._data(name, reply, exchange), self._options(variables))
         except ValueError as exc:
-            raise TargetProtocolError(f"{name}: {exc}") from None
-        return [model.model_validate(i) for i in items]
+            raise TargetProtocolError(f"{name}: {exc} (check target.http.{name}.items)", exchange=exchange,
+                                      operation=name) from None
+        return [fit(model, i, operation=name, exchange=exchange, fix=f"check target.http.{name}.result")
+                for i in items]
 
     def value(self, name: str, auth: Auth | None, field: str, /, **values: Any) -> str:
         """One field of an operation's answer (`project_id` of create_project …); absent is a protocol error."""
-        data = self._readers[name].read(self._data(name, self.call(name, auth, **values)))
+        data, exchange = self.answer(name, auth, **values)
         found = data.get(field) if isinstance(data, dict) else data
         if found is None:
-            raise TargetProtocolError(f"{name}: the answer has no {field} (check target.http.{name}.result)")
+            raise TargetProtocolError(f"{name}: the answer has no {field} (check target.http.{name}.result)",
+                                      exchange=exchange, operation=name)
         return str(found)
 
     # -- accounts --------------------------------------------------------------------------------------------
     def login(self, username: str, password: str) -> Auth:
-        if self.spec.login is None:  # an API key: the password is the token; who it is, `me` says
-            probe = Auth(token=password, user_id="", username=username)
-            me = self.me(probe)
-            return Auth(token=password, user_id=me.user_id, username=username)
-        reply = self.call("login", None, username=username, password=password)
-        data = self._readers["login"].read(self._data("login", reply)) or {}
+        if self.spec.login is None:  # an API key: the password is the token; who it is, `me` says (else the name)
+            probe = Auth(token=password, user_id=username, username=username)
+            return Auth(token=password, user_id=self.me(probe).user_id if self.spec.me else username,
+                        username=username)
+        reply, exchange = self.send("login", self.spec.login.request, None,
+                                    self._variables(None, {"username": username, "password": password}))
+        data = self._readers["login"].read(self._data("login", reply, exchange)) or {}
+        if not isinstance(data, dict):
+            raise TargetProtocolError("login: the answer is not an object (check target.http.login.result)",
+                                      exchange=exchange, operation="login")
         if self.spec.auth.token_from == "cookie":
             data = {**data, "token": _cookie(reply.headers, self.spec.auth.cookie or "")}
         if not data.get("token"):
-            raise TargetProtocolError("login: the answer carries no token (check target.http.login.result / auth)")
-        if not data.get("user_id"):
-            data["user_id"] = self.me(Auth(token=str(data["token"]), user_id="", username=username)).user_id
+            raise TargetProtocolError("login: the answer carries no token (check target.http.login.result / auth)",
+                                      exchange=exchange, operation="login")
+        if not data.get("user_id"):  # who it is: `me` where the target says, else the name logged in with
+            probe = Auth(token=str(data["token"]), user_id=username, username=username)
+            data["user_id"] = self.me(probe).user_id if self.spec.me is not None else username
         return Auth(token=str(data["token"]), user_id=str(data["user_id"]), username=username,
                     expires_at=str(data["expires_at"]) if data.get("expires_at") else None)
 
@@ -200,12 +282,24 @@ class HttpAdapter(Adapter):
 
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
                filename: str | None = None) -> Uploaded:
-        reply = self.call("upload", auth, project_id=project_id, file=str(path), filename=filename or path.name,
-                          paper_id=paper_id)
-        data = self._readers["upload"].read(self._data("upload", reply))
-        return Uploaded.model_validate({**(data or {}), "accepted_ns": now_ns()})
+        """Upload a file; its sha256 is the rig's own (a target's is kept as `reported_sha256` and compared)."""
+        name = filename or path.name
+        raw = path.read_bytes()
+        data, exchange = self.answer("upload", auth, project_id=project_id, file=str(path), filename=name,
+                                     paper_id=paper_id, sha256=hashlib.sha256(raw).hexdigest())
+        if not isinstance(data, dict) or not data.get("doc_id"):
+            raise TargetProtocolError("upload: the answer names no document id (check target.http.upload.result, "
+                                      "or add a poll that reads it)", exchange=exchange, operation="upload")
+        status = data.get("status") or "queued"
+        if not isinstance(status, str):
+            raise TargetProtocolError(f"upload: the answer's status is not a word: {status!r}", exchange=exchange,
+                                      operation="upload")
+        reported = data.get("sha256")
+        return self.uploaded(raw, name, str(data["doc_id"]), status=status,
+                             reported_sha256=str(reported) if reported else None,
+                             track_id=str(data["track_id"]) if data.get("track_id") else None)
 
-    def documents(self, auth: Auth, project_id: str) -> list[Document]:
+    def documents(self, auth: Auth | None, project_id: str) -> list[Document]:
         return self.read_all("documents", auth, Document, project_id=project_id)
 
     def document(self, auth: Auth | None, doc_id: str) -> Document:
@@ -221,16 +315,22 @@ class HttpAdapter(Adapter):
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
                history: list[dict[str, str]] | None = None) -> SearchResult:
         sent = now_ns()
-        reply = self.call("search", auth, project_id=project_id, queries=queries, query=queries[0] if queries else None,
-                          scope=scope, history=history or None)
-        data = self._readers["search"].read(self._data("search", reply))
-        return SearchResult.model_validate({**(data or {}), "sent_ns": sent, "received_ns": now_ns()})
+        data, exchange = self.answer("search", auth, project_id=project_id, queries=queries,
+                                     query=queries[0] if queries else None, scope=scope, history=history or None)
+        return fit(SearchResult, {**(data or {}), "sent_ns": sent, "received_ns": now_ns()}, operation="search",
+                   exchange=exchange, fix="check target.http.search.result")
 
     # -- sessions and runs -----------------------------------------------------------------------------------
     def open_session(self, auth: Auth, project_id: str, scope: list[str],
                      attachments: list[str] | None = None) -> SessionOpened:
-        opened = self.read("open_session", auth, SessionOpened, project_id=project_id, scope=scope,
-                           attachments=attachments or [])
+        """A session on the target; on a target without sessions, a conversation the rig keeps itself (each
+        question then stands alone, sent with the scope where the target takes one)."""
+        if self.spec.open_session is None:
+            opened = SessionOpened(session_id=f"rig-conversation-{uuid.uuid4().hex[:12]}", effective_scope=scope,
+                                   local=True)
+        else:
+            opened = self.read("open_session", auth, SessionOpened, project_id=project_id, scope=scope,
+                               attachments=attachments or [])
         self._sessions[opened.session_id] = {"project_id": project_id, "scope": opened.effective_scope}
         return opened
 
@@ -245,22 +345,27 @@ class HttpAdapter(Adapter):
         known["scope"] = changed.effective_scope
         return changed
 
-    def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
+    def ask(self, auth: Auth | None, session_id: str, content: str, *, parent_id: str | None = None,
             traceparent: str | None = None) -> Submitted:
+        ask = self._op("ask")
         values = {"session_id": session_id, "content": content, "parent_id": parent_id, "traceparent": traceparent,
                   **self._sessions.get(session_id, {})}
-        if self.spec.ask.stream is not None:
+        if self.spec.ask is not None and self.spec.ask.stream is not None:
             return self._ask_streaming(auth, session_id, values)
         submit = now_ns()
-        reply = self.call("ask", auth, **values)
-        data = self._readers["ask"].read(self._data("ask", reply))
-        submitted = Submitted.model_validate({**(data or {}), "submit_ns": submit, "accepted_ns": now_ns()})
+        data, exchange = self.answer("ask", auth, **values)
+        submitted = fit(Submitted, {**(data or {}), "submit_ns": submit, "accepted_ns": now_ns()}, operation="ask",
+                        exchange=exchange, fix="check target.http.ask.result")
+        assert ask is not None
         self._run_sessions[submitted.run_id] = session_id
+        self._run_values[submitted.run_id] = values
         return submitted
 
-    def _ask_streaming(self, auth: Auth, session_id: str, values: dict[str, Any]) -> Submitted:
+    def _ask_streaming(self, auth: Auth | None, session_id: str, values: dict[str, Any]) -> Submitted:
         """The question's answer is the stream: it is opened here and read by `events()`."""
-        rendered = render(self.spec.ask.request, self._variables(auth, values))
+        assert self.spec.ask is not None and self._stream is not None
+        variables = self._variables(auth, values)
+        rendered = render(self.spec.ask.request, variables)
         headers = {**self.auth_headers(auth), **rendered.headers}
         if rendered.content_type:
             headers["content-type"] = rendered.content_type
@@ -271,29 +376,35 @@ class HttpAdapter(Adapter):
             reply = cm.__enter__()
         except TransportError as exc:
             raise TargetUnreachable(self.base_url, str(exc)) from None
+        account = auth.username if auth else None
         if reply.status_code >= 400:
-            error = self.http_error(rendered.method, rendered.path, Reply(reply.status_code, reply.headers,
-                                                                           reply.read(), reply.reason))
+            body = reply.read()
             cm.__exit__(None, None, None)
-            raise error
-        data = self._readers["ask"].read({"headers": reply.headers}) or {}
+            answer = Reply(reply.status_code, reply.headers, body, reply.reason)
+            self.record(Exchange(rendered.method, rendered.path, reply.status_code, rendered.record_body,
+                                 reply_body(answer), submit, now_ns(), account))
+            raise self.http_error(rendered.method, rendered.path, answer)
+        data = self._readers["ask"].read({"headers": reply.headers}, self._options(variables)) or {}
         run_id = str(data.get("run_id") or f"rig-{uuid.uuid4().hex}")
         self.record(Exchange(rendered.method, rendered.path, reply.status_code, rendered.record_body,
-                             {"stream": self._stream.format, "run_id": run_id}, submit, now_ns(),
-                             auth.username))
+                             {"stream": self._stream.format, "run_id": run_id}, submit, now_ns(), account))
         self._open[run_id] = (cm, reply)
         self._run_sessions[run_id] = session_id
+        self._run_values[run_id] = variables
         return Submitted(run_id=run_id, message_id=data.get("message_id"), submit_ns=submit, accepted_ns=now_ns())
 
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
+        if self._sorter is None:
+            raise CapabilityMissing("ask", detail="target.http configures no stream to read")
+        opts = self._options(self._run_values.get(run_id, {}))
+        if run_id in self._disconnected and run_id not in self._reading:  # stopped before anyone read it
+            self._disconnected.discard(run_id)
+            yield _disconnect_end()
+            return
         held = self._open.pop(run_id, None)
         if held is not None and last_event_id is None:
-            cm, reply = held
-            try:
-                yield from self._sorted(reply)
-            finally:
-                cm.__exit__(None, None, None)
+            yield from self._read(run_id, held[0], held[1], opts)
             return
         if held is not None:
             held[0].__exit__(None, None, None)
@@ -305,28 +416,60 @@ class HttpAdapter(Adapter):
         headers = {**self.auth_headers(auth), **rendered.headers}
         if rendered.content_type:
             headers["content-type"] = rendered.content_type
+        assert self._stream is not None
         try:
-            with self.transport.stream(rendered.method, rendered.path, op="events", headers=headers,
+            cm = self.transport.stream(rendered.method, rendered.path, op="events", headers=headers,
                                        body=rendered.body, timeout_s=min(timeout_s, self.stream_timeout_s),
-                                       delimiter=DELIMITER[self._stream.format]) as reply:
-                if reply.status_code >= 400:
-                    raise self.http_error(rendered.method, rendered.path, Reply(reply.status_code, reply.headers,
-                                                                                 reply.read(), reply.reason))
-                yield from self._sorted(reply)
+                                       delimiter=DELIMITER[self._stream.format])
+            reply = cm.__enter__()
         except TransportError as exc:
             raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
+        if reply.status_code >= 400:
+            body = reply.read()
+            cm.__exit__(None, None, None)
+            raise self.http_error(rendered.method, rendered.path, Reply(reply.status_code, reply.headers, body,
+                                                                        reply.reason))
+        yield from self._read(run_id, cm, reply, opts)
 
-    def _sorted(self, reply: StreamReply) -> Iterator[Event]:
+    def _read(self, run_id: str, cm: AbstractContextManager[StreamReply], reply: StreamReply,
+              opts: Any) -> Iterator[Event]:
+        """The run's events as the rules sort them; after a stop by disconnect, the stream is left and the run ends
+        with the rig's own terminal event (`derived: client_disconnect`)."""
+        assert self._sorter is not None
+        self._reading[run_id] = cm
+        sorted_events = self._sorter.events(reply.chunks(), opts)
         try:
-            yield from self._sorter.events(reply.chunks())
-        except TransportError as exc:
-            raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
+            while run_id not in self._disconnected:
+                try:
+                    event = next(sorted_events)
+                except StopIteration:
+                    return
+                except TransportError as exc:
+                    if run_id in self._disconnected:
+                        break
+                    raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
+                yield event
+            yield _disconnect_end()
+        finally:
+            sorted_events.close()
+            self._reading.pop(run_id, None)
+            self._disconnected.discard(run_id)
+            cm.__exit__(None, None, None)
 
     def run(self, auth: Auth | None, run_id: str) -> RunDetail:
         return self.read("run", auth, RunDetail, run_id=run_id, session_id=self._run_sessions.get(run_id))
 
     def stop(self, auth: Auth, run_id: str, reason: str | None = None) -> None:
-        self.call("stop", auth, run_id=run_id, session_id=self._run_sessions.get(run_id), reason=reason)
+        """A stop request; for `stop: disconnect`, the run's stream closed (its reader then ends the run)."""
+        if self.spec.stop != "disconnect":
+            self.call("stop", auth, run_id=run_id, session_id=self._run_sessions.get(run_id), reason=reason)
+            return
+        self._disconnected.add(run_id)
+        held = self._open.pop(run_id, None)
+        if held is not None:  # nobody reads it yet
+            held[0].__exit__(None, None, None)
+        elif run_id in self._reading:
+            self._reading[run_id].__exit__(None, None, None)
 
     def resume(self, auth: Auth, run_id: str) -> Resumed:
         resumed = self.read("resume", auth, Resumed, run_id=run_id, session_id=self._run_sessions.get(run_id))
@@ -336,9 +479,9 @@ class HttpAdapter(Adapter):
 
     def regenerate(self, auth: Auth, message_id: str, *, traceparent: str | None = None) -> Submitted:
         submit = now_ns()
-        reply = self.call("regenerate", auth, message_id=message_id, traceparent=traceparent)
-        data = self._readers["regenerate"].read(self._data("regenerate", reply))
-        return Submitted.model_validate({**(data or {}), "submit_ns": submit, "accepted_ns": now_ns()})
+        data, exchange = self.answer("regenerate", auth, message_id=message_id, traceparent=traceparent)
+        return fit(Submitted, {**(data or {}), "submit_ns": submit, "accepted_ns": now_ns()}, operation="regenerate",
+                   exchange=exchange, fix="check target.http.regenerate.result")
 
     def export(self, auth: Auth | None, session_id: str, fmt: str = "md") -> Exported:
         reply = self.call(f"export.{fmt}", auth, session_id=session_id, format=fmt)
@@ -354,8 +497,11 @@ class HttpAdapter(Adapter):
         try:
             data = orjson.loads(exported.text)
         except orjson.JSONDecodeError as exc:
-            raise TargetProtocolError(f"the JSON export is not JSON: {exc}") from None
-        return Session.model_validate(self._readers["export.json"].read(data))
+            raise TargetProtocolError(f"the JSON export is not JSON: {exc}", operation="export.json",
+                                      exchange={"operation": "export.json", "response": exported.text[:4000]}) from None
+        return fit(Session, self._readers["export.json"].read(data), operation="export.json",
+                   exchange={"operation": "export.json", "response": exported.text[:4000]},
+                   fix="check target.http.export.json.result")
 
     def locate_citation(self, auth: Auth | None, citation_id: str) -> Located:
         return self.read("locate_citation", auth, Located, citation_id=citation_id)
@@ -385,7 +531,16 @@ class HttpAdapter(Adapter):
         for cm, _ in self._open.values():
             cm.__exit__(None, None, None)
         self._open.clear()
+        for reading in list(self._reading.values()):
+            reading.__exit__(None, None, None)
+        self._reading.clear()
         super().close()
+
+
+def _disconnect_end() -> Event:
+    """The end the rig writes for a run it stopped by closing its stream (the target keeps no record of it)."""
+    return make_event("error", None, {"state": "stopped", "reason": "user_stop", "derived": "client_disconnect"},
+                      now_ns())
 
 
 def _cookie(headers: dict[str, str], name: str) -> str | None:

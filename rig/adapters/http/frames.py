@@ -2,21 +2,26 @@
 
 Every frame is stamped when the bytes that completed it arrived (the rig's one clock), whatever the framing.
 Rules with `event` are looked up by the SSE event name; the others are tried in order with their `when` test on
-`{event, id, data}`. The first rule that matches decides; a frame no rule matches is not an event of the run.
+`{event, id, data}`. The first rule that matches decides; a frame no rule matches is not an event of the run; a
+rule with `each` makes one event per element of a list (a references line → one citation each). With `end: close`
+the stream's clean end is the run's end: the rig adds the terminal event itself, `completed` only when an answer
+token came, else `failed/empty_answer`, marked `derived: stream_end` so nobody takes it for the target's word.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jmespath
 import orjson
 
 from rig.adapters.http.extract import Reader
+from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.spec import EventRule, StreamSpec, compile_path
-from rig.adapters.models import Event, make_event
+from rig.adapters.models import Event, TokenEvent, make_event
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
 from rig.measure.sse import read_events
@@ -93,11 +98,12 @@ FRAMERS = {"sse": sse_frames, "ndjson": ndjson_frames, "json": json_frames}
 
 
 class _Rule:
-    __slots__ = ("type", "when", "data")
+    __slots__ = ("type", "when", "each", "data")
 
     def __init__(self, rule: EventRule) -> None:
         self.type = rule.type
         self.when = compile_path(rule.when) if rule.when else None
+        self.each = compile_path(rule.each) if rule.each else None
         self.data = Reader(rule.data) if rule.data is not None else None
 
 
@@ -106,6 +112,7 @@ class EventSorter:
 
     def __init__(self, spec: StreamSpec) -> None:
         self.format = spec.format
+        self.end = spec.end
         self._frames = FRAMERS[spec.format]
         self._id = compile_path(spec.id) if spec.id else None
         self._by_name: dict[str, list[_Rule]] = {}
@@ -113,32 +120,59 @@ class EventSorter:
         for rule in spec.events:
             (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(_Rule(rule))
 
-    def _match(self, frame: Frame) -> tuple[_Rule, dict[str, Any] | None] | None:
+    def _match(self, frame: Frame, opts: jmespath.Options) -> tuple[_Rule, dict[str, Any] | None] | None:
         ctx: dict[str, Any] | None = None
         for rule in (self._by_name.get(frame.event or "", []) + self._any):
             if rule.when is not None:
                 ctx = ctx or frame.context()
-                if not rule.when.search(ctx):
+                if not rule.when.search(ctx, options=opts):
                     continue
             return rule, ctx
         return None
 
-    def events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
-        """The rig's events of one stream, each stamped when its frame arrived; stops after `done`/`error`."""
+    def events(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None) -> Generator[Event, None, None]:
+        """The rig's events of one stream, each stamped when its frame arrived; stops after `done`/`error` (or, with
+        `end: close`, at the stream's clean end). `opts` binds the rules' functions to the request's variables."""
+        opts = opts or rule_options()
+        answered = False
         for frame in self._frames(chunks):
-            found = self._match(frame)
+            found = self._match(frame, opts)
             if found is None:
                 continue
             rule, ctx = found
             if rule.type == "ignore":
                 continue
-            data = frame.data if rule.data is None else rule.data.read(ctx or frame.context())
-            if not isinstance(data, dict):
-                data = {"value": data}
-            raw_id = frame.id if self._id is None else self._id.search(ctx or frame.context())
-            yield make_event(rule.type, _int(raw_id), data, frame.recv_ns)
+            ctx = ctx or frame.context()
+            raw_id = frame.id if self._id is None else self._id.search(ctx, options=opts)
+            for data in self._data(rule, frame, ctx, opts):
+                event = make_event(rule.type, _int(raw_id), data, frame.recv_ns)
+                answered = answered or (isinstance(event, TokenEvent) and event.kind == "answer" and bool(event.text))
+                yield event
             if rule.type in ("done", "error"):
                 return
+        if self.end == "close":
+            yield stream_end(answered)
+
+    @staticmethod
+    def _data(rule: _Rule, frame: Frame, ctx: dict[str, Any], opts: jmespath.Options) -> Iterator[dict[str, Any]]:
+        if rule.each is None:
+            items: list[Any] = [None]
+        else:
+            listed = rule.each.search(ctx, options=opts)
+            items = listed if isinstance(listed, list) else []
+        for item in items:
+            if rule.data is None:
+                data = frame.data if item is None else item
+            else:
+                data = rule.data.read(ctx if item is None else {**ctx, "item": item}, opts)
+            yield data if isinstance(data, dict) else {"value": data}
+
+
+def stream_end(answered: bool) -> Event:
+    """The terminal event the rig adds when a stream that has none closed cleanly (`end: close`)."""
+    if answered:
+        return make_event("done", None, {"state": "completed", "reason": "completed", "derived": "stream_end"}, now_ns())
+    return make_event("error", None, {"state": "failed", "reason": "empty_answer", "derived": "stream_end"}, now_ns())
 
 
 def _int(value: Any) -> int | None:

@@ -83,6 +83,11 @@ def fill(value: Any, variables: dict[str, Any], *, text: bool = False) -> Any:
     return value
 
 
+def path_names(request: Request) -> set[str]:
+    """The variables a request's path names (without them the request cannot be sent)."""
+    return {f for _, f, _, _ in string.Formatter().parse(request.path) if f and f != "env"}
+
+
 def render(request: Request, variables: dict[str, Any]) -> Rendered:
     """The request with `variables` in place (a path segment is URL-quoted; JSON keeps types)."""
     path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}

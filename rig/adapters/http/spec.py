@@ -20,10 +20,12 @@ import string
 from typing import Any, Literal
 
 import jmespath
+from jmespath import functions as jp_functions
 from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.http.functions import NAMES as RIG_FUNCTIONS
 from rig.adapters.text_export import TextExportRules
 
 EVENT_TYPES = ("queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
@@ -33,12 +35,13 @@ VARIABLES: dict[str, set[str]] = {
     "login": {"username", "password"},
     "logout": set(), "me": set(),
     "create_project": {"name"}, "projects": set(), "add_member": {"project_id", "member"},
-    "upload": {"project_id", "file", "filename", "paper_id"},
-    "documents": {"project_id"}, "document": {"doc_id"}, "download": {"doc_id"}, "page_text": {"doc_id", "page"},
+    "upload": {"project_id", "file", "filename", "paper_id", "sha256"},
+    "documents": {"project_id"}, "document": {"doc_id", "track_id", "filename", "sha256"},
+    "download": {"doc_id", "track_id", "filename"}, "page_text": {"doc_id", "page", "track_id", "filename"},
     "search": {"project_id", "queries", "query", "scope", "history"},
     "open_session": {"project_id", "scope", "attachments"},
     "session": {"session_id", "project_id"}, "set_scope": {"session_id", "project_id", "scope", "attachments"},
-    "ask": {"session_id", "project_id", "scope", "content", "parent_id", "traceparent"},
+    "ask": {"session_id", "project_id", "scope", "content", "parent_id", "traceparent", "history"},
     "events": {"run_id", "session_id", "last_event_id"},
     "run": {"run_id", "session_id"}, "stop": {"run_id", "session_id", "reason"},
     "resume": {"run_id", "session_id"}, "regenerate": {"message_id", "session_id", "traceparent"},
@@ -48,7 +51,10 @@ VARIABLES: dict[str, set[str]] = {
 }
 _FORMATTER = string.Formatter()
 # The capability an operation gives (an operation left out is that capability absent)
-CAPABILITY_OF = {"add_member": "members", "download": "download", "page_text": "page_text", "search": "direct_search",
+CAPABILITY_OF = {"me": "identity", "logout": "logout", "create_project": "projects", "upload": "upload",
+                 "documents": "documents", "document": "document", "open_session": "sessions", "session": "sessions",
+                 "ask": "ask", "add_member": "members", "download": "download", "page_text": "page_text",
+                 "search": "direct_search",
                  "set_scope": "scope_change", "run": "run_detail", "stop": "stop", "resume": "resume",
                  "regenerate": "regenerate", "locate_citation": "locate_citation", "model_config": "model_config_api",
                  "set_model_config": "model_config_api", "export.md": "export=md", "export.json": "export=json"}
@@ -72,12 +78,30 @@ def placeholders(value: Any) -> set[str]:
     return set()
 
 
+KNOWN_FUNCTIONS = {name[len("_func_"):] for name in dir(jp_functions.Functions) if name.startswith("_func_")} | set(
+    RIG_FUNCTIONS)
+
+
+def _functions_in(node: Any) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    found = {node["value"]} if node.get("type") == "function_expression" else set()
+    for child in node.get("children") or ():
+        found |= _functions_in(child)
+    return found
+
+
 def compile_path(expression: str) -> Any:
-    """A compiled JMESPath expression; a syntax error names the expression."""
+    """A compiled JMESPath expression; a syntax error or an unknown function names the expression."""
     try:
-        return jmespath.compile(expression)
+        compiled = jmespath.compile(expression)
     except JMESPathError as exc:
         raise ValueError(f"JMESPath {expression!r}: {str(exc).splitlines()[0]}") from None
+    unknown = sorted(_functions_in(compiled.parsed) - KNOWN_FUNCTIONS)
+    if unknown:
+        raise ValueError(f"JMESPath {expression!r}: unknown function {', '.join(unknown)}() "
+                         f"(the rig adds {', '.join(RIG_FUNCTIONS)}; see docs/adapters.md)")
+    return compiled
 
 
 def _compile_result(value: Any) -> Any:
@@ -85,6 +109,9 @@ def _compile_result(value: Any) -> Any:
         compile_path(value)
     elif isinstance(value, dict):
         for v in value.values():
+            _compile_result(v)
+    elif isinstance(value, list):
+        for v in value:
             _compile_result(v)
     return value
 
@@ -112,14 +139,45 @@ class Request(_Strict):
         return placeholders([self.path, self.query, self.headers, self.json_body, self.form, self.multipart])
 
 
-class Operation(_Strict):
-    """A request and how its answer reads: `result` (JMESPath, or field → JMESPath), `items` for a list."""
+class Poll(_Strict):
+    """Ask again until the answer is complete: `request` may name the first answer's fields (`{track_id}`), `until`
+    is a JMESPath test on the polled answer, `result` reads it (merged over the first answer's)."""
 
     request: Request
+    until: str
     result: str | dict[str, Any] | None = None
+    values: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    interval_s: float = Field(0.2, gt=0, le=60)
+    stall_s: float = Field(120.0, gt=0)  # how long the polled answer may stay the same before the rig gives up
+
+    @field_validator("until")
+    @classmethod
+    def _until_compiles(cls, value: str) -> str:
+        compile_path(value)
+        return value
+
+    @field_validator("result")
+    @classmethod
+    def _result_compiles(cls, value: Any) -> Any:
+        return _compile_result(value)
+
+
+class Operation(_Strict):
+    """A request and how its answer reads: `result` (JMESPath, or field → JMESPath), `items` for a list; `poll` to
+    ask again until complete; `fallback`, another way to the same answer when this one cannot be sent (a variable it
+    names is unknown) or finds nothing."""
+
+    request: Request
+    result: str | dict[str, Any] | list[Any] | None = None
     items: str | None = None  # where the list is, for operations that answer several (projects, documents)
     values: dict[str, dict[str, Any]] = Field(default_factory=dict)  # field → {target's value: the rig's value}
     lines: TextExportRules | None = None  # a text export (Markdown …) read back line by line
+    poll: Poll | None = None
+    fallback: Operation | None = None
+
+    def names(self) -> set[str]:
+        """Every variable the operation's requests name (its poll's may also name the first answer's fields)."""
+        return self.request.names() | (self.fallback.names() if self.fallback is not None else set())
 
     @field_validator("result")
     @classmethod
@@ -136,15 +194,17 @@ class Operation(_Strict):
 
 class EventRule(_Strict):
     """Which stream events become which of the rig's events: `event` an SSE event name and/or `when` a JMESPath
-    test on `{event, id, data}`; `data` reads the event's fields (default: the event's whole data)."""
+    test on `{event, id, data}`; `data` reads the event's fields (default: the event's whole data). With `each`
+    (a JMESPath giving a list) one event is made per element, `data` then reading `{event, id, data, item}`."""
 
     type: Literal["queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
                   "error", "ignore"]
     event: str | None = None  # (not `on`: YAML reads a bare `on` as true)
     when: str | None = None
+    each: str | None = None
     data: str | dict[str, Any] | None = None
 
-    @field_validator("when")
+    @field_validator("when", "each")
     @classmethod
     def _when_compiles(cls, value: str | None) -> str | None:
         if value is not None:
@@ -158,11 +218,13 @@ class EventRule(_Strict):
 
 
 class StreamSpec(_Strict):
-    """How a run's stream is framed and read."""
+    """How a run's stream is framed and read; `end: close` — the stream's clean end is the end of the answer
+    (completed when an answer token came, else failed/empty_answer), for targets that send no terminal event."""
 
     format: Literal["sse", "ndjson", "json"] = "sse"
     events: list[EventRule] = Field(min_length=1)
     id: str | None = None  # JMESPath of an event's id where the framing has none (ndjson, json)
+    end: Literal["event", "close"] = "event"
 
     @field_validator("id")
     @classmethod
@@ -173,8 +235,9 @@ class StreamSpec(_Strict):
 
     @model_validator(mode="after")
     def _ends(self) -> StreamSpec:
-        if not any(r.type in ("done", "error") for r in self.events):
-            raise ValueError("events needs a rule of type done (or error): the rig must know where a run's stream ends")
+        if self.end == "event" and not any(r.type in ("done", "error") for r in self.events):
+            raise ValueError("events needs a rule of type done (or error), or `end: close` (the stream's clean end "
+                             "is the end of the answer): the rig must know where a run's stream ends")
         return self
 
 
@@ -208,29 +271,49 @@ class AuthSpec(_Strict):
         return self
 
 
+def _result_fields(result: Any) -> set[str]:
+    return set(result) if isinstance(result, dict) else set()
+
+
+def _check_names(name: str, op: Operation, allowed: set[str]) -> None:
+    """Every placeholder of an operation's requests is one of its variables (a poll's may also name the fields the
+    first answer's `result` reads)."""
+    for where, request, offered in ((f"{name}.request", op.request, allowed),
+                                    (f"{name}.poll.request", op.poll.request if op.poll else None,
+                                     allowed | _result_fields(op.result))):
+        if request is None:
+            continue
+        unknown = sorted(request.names() - offered)
+        if unknown:
+            raise ValueError(f"{where} uses {', '.join('{' + u + '}' for u in unknown)}; "
+                             f"it offers {', '.join('{' + a + '}' for a in sorted(offered))}")
+    if op.fallback is not None:
+        _check_names(f"{name}.fallback", op.fallback, allowed)
+
+
 class HttpSpec(_Strict):
     """The whole declarative adapter. Operations left out are capabilities the target lacks (BLOCKED items)."""
 
     auth: AuthSpec = Field(default_factory=AuthSpec)
     login: Operation | None = None  # without it, an account's password is its API key (sent as the token)
     logout: Operation | None = None
-    me: Operation
-    create_project: Operation
-    projects: Operation
+    me: Operation | None = None  # without it, who an account is comes from what login returned
+    create_project: Operation | None = None  # without projects the target is one shared namespace
+    projects: Operation | None = None
     add_member: Operation | None = None
-    upload: Operation
-    documents: Operation
-    document: Operation
+    upload: Operation | None = None
+    documents: Operation | None = None
+    document: Operation | None = None
     download: Operation | None = None
     page_text: Operation | None = None
     search: Operation | None = None
-    open_session: Operation
-    session: Operation
+    open_session: Operation | None = None  # without sessions each question is its own conversation
+    session: Operation | None = None
     set_scope: Operation | None = None
-    ask: AskOperation
+    ask: AskOperation | None = None
     events: StreamOperation | None = None
-    run: Operation | None = None
-    stop: Operation | None = None
+    run: Operation | None = None  # without run records the stream is all there is
+    stop: Operation | Literal["disconnect"] | None = None  # disconnect: the only stop is closing the stream
     resume: Operation | None = None
     regenerate: Operation | None = None
     export: dict[Literal["md", "json"], Operation] = Field(default_factory=dict)
@@ -245,11 +328,10 @@ class HttpSpec(_Strict):
     def _coherent(self) -> HttpSpec:
         for name, op in self.operations().items():
             allowed = VARIABLES[name.split(".")[0]] | ACTOR
-            unknown = sorted(op.request.names() - allowed)
-            if unknown:
-                raise ValueError(f"{name}.request uses {', '.join('{' + u + '}' for u in unknown)}; "
-                                 f"{name} offers {', '.join('{' + a + '}' for a in sorted(allowed))}")
-        if (self.ask.stream is None) == (self.events is None):
+            _check_names(name, op, allowed)
+        if self.ask is None and self.events is not None:
+            raise ValueError("events is configured but ask is not: the rig cannot start a run to read")
+        if self.ask is not None and (self.ask.stream is None) == (self.events is None):
             raise ValueError("give the run's stream once: `events` (a request of its own) or `ask.stream` "
                              "(the answer to the question is the stream)")
         unknown_caps = sorted(set(self.capabilities) - set(Capabilities.model_fields))
@@ -264,6 +346,12 @@ class HttpSpec(_Strict):
                 raise ValueError(f"capabilities.{capability} is declared, but no {op_name} operation is configured")
         Capabilities.model_validate(self.capabilities)  # values of the right kind (stop: server|disconnect|none …)
         return self
+
+    def stream_spec(self) -> StreamSpec | None:
+        """How the run's stream reads, wherever it is given (None when the target takes no questions)."""
+        if self.events is not None:
+            return self.events.stream
+        return self.ask.stream if self.ask is not None else None
 
     def operations(self) -> dict[str, Operation]:
         """Every configured operation by name (`export.md`, `export.json` for the exports)."""
