@@ -1,4 +1,9 @@
-"""Uploading the fixture corpus into a target project and waiting for every file to reach a final status."""
+"""Uploading the fixture corpus into a target project and waiting for every file to reach a final status.
+
+A target that refuses an upload as a duplicate (409: a store keyed by file name already holds it) gets the document
+already there reused, found by name or content hash, and the reuse is said in the file's record; in a shared
+namespace the rig never uploads the same bytes twice (`known`: sha256 → the document it already has).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.adapters.base import Adapter
+from rig.adapters.ledger import LedgerEntry
 from rig.adapters.models import Auth, Document
 from rig.clock import now_ns
-from rig.errors import TargetHTTPError
+from rig.errors import CapabilityMissing, RigError, TargetHTTPError
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
 
 
@@ -21,6 +27,9 @@ class LoadedFile:
     accepted_ns: int
     document: Document | None = None
     final_ns: int | None = None
+    upload_name: str = ""
+    reused: str | None = None  # why the rig took a document already there instead of uploading (None: it uploaded)
+    reported_sha256: str | None = None
 
     @property
     def t1_ms(self) -> float | None:
@@ -44,44 +53,101 @@ class LoadedCorpus:
         return next(f for f in self.files if f.doc_id == doc_id)
 
 
+def upload_one(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
+               known: dict[str, str] | None = None) -> LoadedFile:
+    """Upload one corpus file, or reuse the document the target (or the rig, in a shared namespace) already has."""
+    if known is not None and entry.sha256 in known:
+        return LoadedFile(entry, known[entry.sha256], now_ns(), upload_name=name,
+                          reused="the same bytes were already uploaded by the rig into this shared namespace")
+    try:
+        up = adapter.upload(auth, project_id, path, paper_id=entry.paper_id, filename=name)
+    except TargetHTTPError as exc:
+        if exc.status != 409:
+            raise
+        found = _existing(adapter, auth, project_id, name, entry.sha256)
+        if found is None:
+            raise RigError(f"the target refused {name} as a duplicate ({exc.status}: {exc.message}) and lists no "
+                           "document of that name or content to reuse",
+                           fix="remove the document from the target, or give the rig an empty namespace") from None
+        adapter.uploads.add(LedgerEntry(doc_id=found.doc_id, filename=name, sha256=entry.sha256, reused=True))
+        loaded = LoadedFile(entry, found.doc_id, now_ns(), upload_name=name,
+                            reused=f"refused as a duplicate ({exc.status}: {exc.message}); the document already "
+                                   f"there under this {'name' if found.filename == name else 'content'} is reused")
+    else:
+        loaded = LoadedFile(entry, up.doc_id, up.accepted_ns, upload_name=name, reported_sha256=up.reported_sha256)
+    if known is not None:
+        known[entry.sha256] = loaded.doc_id
+    return loaded
+
+
+def _existing(adapter: Adapter, auth: Auth, project_id: str, name: str, sha256: str) -> Document | None:
+    """The document a target already holds under `name` (or with these bytes, where it reports hashes)."""
+    try:
+        listed = adapter.documents(auth, project_id)
+    except CapabilityMissing:
+        return None
+    return next((d for d in listed if d.filename == name), None) or next(
+        (d for d in listed if d.sha256 and d.sha256 == sha256), None)
+
+
 def load_corpus(adapter: Adapter, auth: Auth, project_id: str, corpus_dir: Path, manifest: CorpusManifest,
                 *, include_variants: bool = False, only: list[str] | None = None, timeout_s: float = 180.0,
-                progress: Callable[[str], None] | None = None) -> LoadedCorpus:
-    """Upload the 28 papers (and the variants when asked), then poll until each is final."""
+                progress: Callable[[str], None] | None = None, known: dict[str, str] | None = None) -> LoadedCorpus:
+    """Upload the 28 papers (and the variants when asked), then poll until each is final. `known` (sha256 → doc id)
+    is the rig's own uploads in a shared namespace: those bytes are reused, not sent again."""
     loaded = LoadedCorpus(project_id)
     for entry in manifest.files:
         if not entry.in_corpus and not include_variants:
             continue
         if only is not None and entry.paper_id not in only and entry.variant_id not in only:
             continue
-        up = adapter.upload(auth, project_id, corpus_dir / entry.file, paper_id=entry.paper_id,
-                            filename=Path(entry.file).name)
-        loaded.files.append(LoadedFile(entry, up.doc_id, up.accepted_ns))
+        loaded.files.append(upload_one(adapter, auth, project_id, corpus_dir / entry.file, entry,
+                                       Path(entry.file).name, known))
         if progress:
             progress(entry.file)
     pending = {f.doc_id: f for f in loaded.files}
 
-    deadline = time.monotonic() + timeout_s
+    wait_final(adapter, auth, project_id, pending, timeout_s)
+    return loaded
+
+
+def wait_final(adapter: Adapter, auth: Auth, project_id: str, pending: dict[str, LoadedFile], stall_s: float) -> None:
+    """Poll until every pending file's document is final; the wait goes on while their statuses move and ends
+    after `stall_s` without any change (those files stay without a final document: their status is unknown)."""
+    seen: tuple[object, ...] = ()
+    moved = time.monotonic()
     while pending:
-        listed = adapter.documents(auth, project_id)
+        listed = _listed(adapter, auth, project_id)
         # a target may leave a failed upload out of its project listing: ask for those one by one
         absent = set(pending) - {d.doc_id for d in listed}
-        for doc in listed + [d for d in (_document(adapter, auth, i) for i in absent) if d is not None]:
+        docs = listed + [d for d in (_document(adapter, auth, i) for i in absent) if d is not None]
+        for doc in docs:
             f = pending.get(doc.doc_id)
             if f is not None and doc.final:
                 f.document = doc
                 f.final_ns = now_ns()
                 del pending[doc.doc_id]
+        state = tuple(sorted((d.doc_id, d.status, len(d.stages)) for d in docs if d.doc_id in pending))
+        if state != seen:
+            seen, moved = state, time.monotonic()
+        elif time.monotonic() - moved > stall_s:
+            return
         if pending:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
-    return loaded
+            time.sleep(0.05)
+
+
+def _listed(adapter: Adapter, auth: Auth, project_id: str) -> list[Document]:
+    try:
+        return adapter.documents(auth, project_id)
+    except CapabilityMissing:  # no listing: each document is read on its own
+        return []
 
 
 def _document(adapter: Adapter, auth: Auth, doc_id: str) -> Document | None:
     try:
         return adapter.document(auth, doc_id)
+    except CapabilityMissing:
+        return None
     except TargetHTTPError as exc:
         if exc.status in (404, 410):
             return None  # not known (yet)
@@ -95,4 +161,4 @@ def server_t1_ms(doc: Document) -> float | None:
     return (max(ends) - min(starts)) if starts and ends else None
 
 
-__all__ = ["LoadedCorpus", "LoadedFile", "load_corpus", "server_t1_ms"]
+__all__ = ["LoadedCorpus", "LoadedFile", "load_corpus", "server_t1_ms", "upload_one", "wait_final"]

@@ -42,6 +42,7 @@ class RunManifest(BaseModel):
     target_version: str | None = None
     target_embedded: bool = True
     adapter: str = "rig.adapters:WorkbenchAdapter"
+    target_shape: dict[str, Any] | None = None  # what the target keeps itself: projects, sessions, run records …
     model_config_redacted: dict[str, Any] | None = None
     eval_set_sha256: str | None = None
     corpus_digest: str | None = None

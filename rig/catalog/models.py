@@ -160,6 +160,11 @@ class EvalSet(_Loose):
                 return p
         raise KeyError(paper_id)
 
+    def allowed_papers(self, key: str) -> list[str]:
+        """The papers a quality case's turns may use, by its record prefix (`用户-4` or `用户-04`)."""
+        prefix, _, number = key.rpartition("-")
+        return sorted({p for t in self.quality_case(prefix, int(number)) for p in t.allowed_paper_ids})
+
     def quality_case(self, prefix: str, case_id: int) -> list[QualityTurn]:
         """The turns of one quality case, e.g. `quality_case("用户", 4)` → 用户-04-1, -2, -3."""
         head = f"{prefix}-{case_id:02d}-"

@@ -86,6 +86,12 @@ def _run_and_print(options: object) -> int:
         except RigError as exc:
             bar.stop()
             raise fail(exc) from None
+    if result.setup_error is not None:  # nothing ran: the cause and the fix, not a table of NOT_RUN
+        fail(result.setup_error)
+        console.print(f"[bold yellow]decision: {result.decision.decision.upper()}[/] — every case NOT_RUN")
+        console.print(f"reports: {result.run_dir}/report.html (also results.json, junit.xml); the exchange is in "
+                      f"{result.run_dir}/evidence.sqlite3")
+        return result.decision.exit_code
     table = Table("record", "module", "case", "verdict", "reason", title=f"verdicts ({time.monotonic() - began:.0f}s)")
     for c in result.data.cases:
         style = VERDICT_STYLE[c.verdict.value]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from opentelemetry.trace import Span
 
 from rig.catalog.models import EvalSet, ReliabilityCase
+from rig.errors import RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.gate.registry import CaseSpec
@@ -35,7 +36,11 @@ class CaseContext(RecordingContext):
 
     def doc(self, paper_id: str) -> str:
         """doc_id of one of the 28 papers in A's main project."""
-        return self.target.setup.docs[paper_id]
+        try:
+            return self.target.setup.docs[paper_id]
+        except KeyError:
+            raise RigError(f"{paper_id} was not uploaded for this run",
+                           fix=f"declare it in case {self.case.case_id}'s papers (@case(..., papers=...))") from None
 
     def paper_of(self, doc_id: str) -> str:
         """The paper or variant id a doc_id was uploaded as (the doc_id itself when it is none of the rig's)."""
@@ -46,7 +51,11 @@ class CaseContext(RecordingContext):
 
     def isolated(self, key: str) -> str:
         """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
-        return self.target.setup.isolated[key]
+        try:
+            return self.target.setup.isolated[key]
+        except KeyError:
+            raise RigError(f"the isolated fixture {key} was not uploaded for this run",
+                           fix=f"declare it in case {self.case.case_id}'s papers (@case(..., papers=...))") from None
 
     def fixture_path(self, *, paper_id: str | None = None, variant_id: str | None = None) -> Path:
         entry = self.manifest.variant(variant_id) if variant_id else self.manifest.paper(paper_id or "")

@@ -27,6 +27,7 @@ class CaseSpec:
     fn: CaseFn
     codes: tuple[str, ...] = ()
     needs: tuple[str, ...] = field(default=())
+    papers: tuple[str, ...] | None = None  # what it needs uploaded (rig.target.setup.needs_of); None: everything
 
     @property
     def doc(self) -> str:
@@ -36,12 +37,13 @@ class CaseSpec:
 _CASES: dict[int, CaseSpec] = {}
 
 
-def case(case_id: int, record_id: str, *, codes: tuple[str, ...] = (), needs: tuple[str, ...] = ()
-         ) -> Callable[[CaseFn], CaseFn]:
-    """Register a case function for reliability case `case_id` (`record_id` as the eval set spells it)."""
+def case(case_id: int, record_id: str, *, codes: tuple[str, ...] = (), needs: tuple[str, ...] = (),
+         papers: tuple[str, ...] | None = None) -> Callable[[CaseFn], CaseFn]:
+    """Register a case function for reliability case `case_id` (`record_id` as the eval set spells it); `papers` says
+    what the case needs uploaded: paper ids, variant ids, `isolated:P32`, `B`, `quality:<record prefix>`, `*`."""
     def register(fn: CaseFn) -> CaseFn:
         module = fn.__module__.rsplit(".", 1)[-1]
-        _CASES[case_id] = CaseSpec(case_id, record_id, module, fn, codes, needs)
+        _CASES[case_id] = CaseSpec(case_id, record_id, module, fn, codes, needs, papers)
         return fn
     return register
 

@@ -122,8 +122,9 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
                            {"method": exc.method, "path": exc.path, "status": exc.status, "code": exc.code,
                             "message": str(exc), "details": exc.details})
         ctx.item("target", Verdict.FAIL, f"unexpected answer: {exc}", eid)
-    except TargetProtocolError as exc:
-        eid = ctx.evidence("exchange", "protocol violation", {"error": str(exc)})
+    except TargetProtocolError as exc:  # the target answered what its adapter's rules cannot read: its FAIL
+        eid = ctx.evidence("exchange", f"protocol violation in {exc.operation or 'an answer'}",
+                           {"error": str(exc), "operation": exc.operation, "exchange": exc.exchange})
         ctx.item("target", Verdict.FAIL, f"protocol violation: {exc}", eid)
     except RigError as exc:
         ctx.evidence("error", f"rig error in case {spec.case_id}", {"error": str(exc),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,15 +12,17 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from rig.catalog import eval_set_sha256, load_eval_set
+from rig.catalog.models import EvalSet
 from rig.compare.history import record_history
 from rig.config import RigConfig, load_config
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
+from rig.fixtures import ensure_corpus
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import run_cases
 from rig.interrupt import graceful_stop
 from rig.measure.aggregate import observed
-from rig.policy import Decision, decide_gate, load_policy
+from rig.policy import Decision, Policy, decide_gate, load_policy
 from rig.redact import Redactor
 from rig.report import build_report_data, write_reports
 from rig.report.data import ReportData, store_verdicts
@@ -28,10 +31,11 @@ from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import OpenedTarget, open_target
+from rig.target.setup import ISOLATED, SetupNeeds, needs_of
 from rig.target.spans import settle_target_spans, store_span
 from rig.telemetry.otlp_receiver import start_receiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
-from rig.verdict import Verdict
+from rig.verdict import Item, Verdict
 
 if TYPE_CHECKING:
     from rig.browser.kit import BrowserKit
@@ -65,6 +69,7 @@ class GateResult:
     decision: Decision
     run_dir: Path
     data: ReportData
+    setup_error: RigError | None = None  # the gate could not set the target up: every case NOT_RUN, saying why
 
     @classmethod
     def read(cls, run_dir: Path, decision: Decision) -> GateResult:
@@ -95,6 +100,16 @@ def select_cases(options: GateOptions) -> list[CaseSpec]:
             raise ConfigError(f"no case in module(s) {options.modules}",
                               fix="modules: " + ", ".join(sorted({s.module for s in specs.values()})))
     return chosen
+
+
+def setup_needs(specs: list[CaseSpec], eval_set: EvalSet) -> SetupNeeds:
+    """What the selected cases need uploaded, together (a case that declares nothing needs everything)."""
+    _, manifest = ensure_corpus()
+    out = SetupNeeds()
+    for spec in specs:
+        tokens = spec.papers if spec.papers is not None else ("*", "B", *ISOLATED, "isolated:P32")
+        out = out.union(needs_of(tokens, manifest, eval_set.allowed_papers))
+    return out
 
 
 def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResult:
@@ -129,7 +144,10 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     try:
         started: list[EmbeddedWorkbench] = []
         try:
-            opened = open_target(config, run_dir, store, redactor, receiver, manifest, defects, started, progress)
+            opened = open_target(config, run_dir, store, redactor, receiver, manifest, defects, started, progress,
+                                 needs=setup_needs(specs, eval_set))
+        except Exception as exc:  # the target could not be set up (or the rig broke doing it): nothing can run
+            return _setup_failed(options, specs, eval_set, store, manifest, policy, run_dir, exc)
         finally:
             embedded = started[0] if started else None
         target, corpus_dir, corpus_manifest, defaults = (opened.target, opened.corpus_dir, opened.corpus,
@@ -184,6 +202,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         return GateResult(data.decision, run_dir, data)
     except RigError:
         raise
+    except Exception as exc:  # a bug of the rig's own: undecided, its traceback kept in the run directory
+        raise rig_crash(run_dir, store, exc) from None
     finally:
         if browser is not None and not isinstance(browser, str):
             browser.host.close()
@@ -195,6 +215,47 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         receiver.stop()
         store.close()
         release(run_dir)
+
+
+def rig_crash(run_dir: Path, store: EvidenceStore, exc: BaseException) -> RigError:
+    """A crash of the rig itself: its traceback to `rig-error.log` in the run directory and to the evidence store;
+    the error to report (exit 2, undecided — never the target's failure)."""
+    trace = "".join(traceback.format_exception(exc))
+    log = run_dir / "rig-error.log"
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"{now_iso()}\n{trace}\n")
+    try:
+        store.add_evidence(None, None, "rig_error", f"{type(exc).__name__}: {exc}"[:200], {"traceback": trace})
+    except Exception:  # the store itself may be what broke; the log file has it
+        pass
+    return RigError(f"the rig itself failed: {type(exc).__name__}: {str(exc)[:200]}",
+                    fix=f"nothing was decided about the target; the traceback is in {log} — please report it")
+
+
+def _setup_failed(options: GateOptions, specs: list[CaseSpec], eval_set: EvalSet, store: EvidenceStore,
+                  manifest: RunManifest, policy: Policy, run_dir: Path, exc: Exception) -> GateResult:
+    """Setting the target up failed: the cause (with the exchange, for a protocol gap) goes to the evidence store,
+    every selected case is NOT_RUN saying why, and the reports are written — undecided, exit 2."""
+    error = exc if isinstance(exc, RigError) else rig_crash(run_dir, store, exc)
+    store.add_evidence(None, None, "setup_error", f"setup failed: {error.message}"[:200], {
+        "error": error.message, "fix": error.fix, "operation": getattr(error, "operation", None),
+        "exchange": getattr(error, "exchange", None)})
+    reason = f"not run: the target could not be set up: {error.message}"
+    for rep in range(1, options.repeat + 1):
+        for spec in specs:
+            if (rep, spec.case_id) in store.done_cases():
+                continue
+            case = eval_set.case(spec.case_id)
+            store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
+            store.add_item(rep, spec.case_id, Item(name="setup", verdict=Verdict.NOT_RUN, reason=reason))
+            store.end_case(rep, spec.case_id, Verdict.NOT_RUN, reason)
+    manifest.ended_at = now_iso()
+    write_manifest(run_dir, manifest)
+    verdicts, _ = store_verdicts(store)
+    decision = decide_gate(verdicts, policy, {}, [f"setup failed: {error}"])
+    data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+    write_reports(run_dir, data)
+    return GateResult(decision, run_dir, data, setup_error=error)
 
 
 def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:

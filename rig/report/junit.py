@@ -1,4 +1,8 @@
-"""`junit.xml`: FAIL → failure; U/BLOCKED/NOT_RUN/N/A → skipped with a `verdict` property and the reason."""
+"""`junit.xml`: FAIL → failure; U/BLOCKED/NOT_RUN/N/A → skipped with a `verdict` property and the reason.
+
+A gate that decided nothing (no case PASS or FAIL: setup failed, or everything blocked) adds one `<error>` test
+case with the decision's reasons, so no CI that reads JUnit shows it green.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,15 @@ from rig.verdict import Verdict
 
 
 def junit_xml(data: ReportData) -> str:
-    suite = ET.Element("testsuite", name="rig gate", tests=str(len(data.cases)),
+    decided_nothing = not any(c.verdict in (Verdict.PASS, Verdict.FAIL) for c in data.cases)
+    suite = ET.Element("testsuite", name="rig gate", tests=str(len(data.cases) + decided_nothing),
                        failures=str(sum(c.verdict == Verdict.FAIL for c in data.cases)),
+                       errors=str(int(decided_nothing)),
                        skipped=str(sum(c.verdict not in (Verdict.PASS, Verdict.FAIL) for c in data.cases)))
+    if decided_nothing:
+        tc = ET.SubElement(suite, "testcase", classname="rig.gate", name="gate decision")
+        error = ET.SubElement(tc, "error", message=f"the gate decided nothing ({data.decision.decision})"[:500])
+        error.text = "\n".join(data.decision.reasons) or "no case passed or failed"
     for c in data.cases:
         tc = ET.SubElement(suite, "testcase", classname=f"reliability.{c.module}", name=f"{c.record_id} {c.name}",
                            time=f"{c.duration_s or 0:.3f}")

@@ -30,7 +30,7 @@ from rig.target.model_proxy import ModelProxy
 from rig.target.readiness import wait_ready
 from rig.target.restart import CommandRestarter, LocalProcessRestarter, Restarter
 from rig.target.session import TargetSession
-from rig.target.setup import TargetSetup, prepare_target
+from rig.target.setup import SetupNeeds, TargetSetup, prepare_target
 from rig.telemetry.otlp_receiver import OtlpReceiver
 
 Progress = Callable[[str, int, int], None]
@@ -59,7 +59,7 @@ class Connection:
             return self.adapter.login(self.usernames[key], self.passwords[key])
         except TargetHTTPError as exc:
             raise RigError(f"login of account {key} ({self.usernames[key]}) refused: {exc.status}"
-                           + (f" {exc.code}" if exc.code else ""),
+                           + (f" {exc.code}" if exc.code else "") + (f": {exc.message}" if exc.message else ""),
                            fix=f"check accounts.{key} in rig.yaml: the username, and the password in its "
                                "password_env variable") from None
 
@@ -157,8 +157,9 @@ def stale_target(run_dir: Path, pid: int | None) -> None:
 
 def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
                 receiver: OtlpReceiver, manifest: RunManifest, defects: list[str], started: list[EmbeddedWorkbench],
-                progress: Progress | None = None) -> OpenedTarget:
-    """Connect, log accounts A and B in, upload the corpus once (a resume reuses it); records the manifest."""
+                progress: Progress | None = None, needs: SetupNeeds | None = None) -> OpenedTarget:
+    """Connect, log accounts A and B in, upload what `needs` asks for (everything by default) once — a resume
+    reuses it and uploads only what is missing; records the manifest and the target's shape."""
     if config is None:
         stale_target(run_dir, store.meta("target_pid"))
     saved = store.meta("setup")
@@ -166,7 +167,7 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
     conn = connect(config, run_dir / "target", redactor, accounts=usernames, defects=defects, started=started,
                    extra_args=["--otlp-endpoint", receiver.endpoint])
     try:
-        return _open(conn, config, run_dir, store, redactor, receiver, manifest, saved, progress)
+        return _open(conn, config, run_dir, store, redactor, receiver, manifest, saved, progress, needs)
     except BaseException:
         if conn.model_proxy is not None:
             conn.model_proxy.stop()
@@ -175,7 +176,7 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
 
 def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
           receiver: OtlpReceiver, manifest: RunManifest, saved: dict[str, Any] | None,
-          progress: Progress | None) -> OpenedTarget:
+          progress: Progress | None, needs: SetupNeeds | None) -> OpenedTarget:
     if conn.embedded is not None:
         store.set_meta("target_pid", conn.embedded.pid)
     adapter = conn.adapter
@@ -186,15 +187,14 @@ def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: Evid
     manifest.target_embedded = conn.embedded is not None
     manifest.target_version = caps.version
     manifest.adapter = conn.adapter_spec
+    manifest.target_shape = caps.shape()
     write_manifest(run_dir, manifest)
+    store.set_meta("target_shape", manifest.target_shape)
     corpus_dir, corpus_manifest = ensure_corpus()
     manifest.corpus_digest = corpus_manifest.digest
-    if saved:
-        setup = TargetSetup.model_validate(saved)
-    else:
-        if progress:
-            progress("uploading the corpus", 0, 1)
-        setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=conn.embedded is not None)
+    setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=conn.embedded is not None,
+                           needs=needs or SetupNeeds.everything(corpus_manifest),
+                           saved=TargetSetup.model_validate(saved) if saved else None, progress=progress)
     target = TargetSession(adapter=adapter, auth=auth, passwords={w: conn.passwords[w] for w in ("a", "b")},
                            setup=setup, caps=caps, embedded=conn.embedded, receiver=receiver,
                            restarter=conn.restarter, models=conn.models, slots_metric=conn.slots_metric,

@@ -1,24 +1,50 @@
 """The library the gate and the quality workload work on: accounts A and B, their projects, the corpus.
 
-What the setup created (project and document ids, ingest ledger) is stored in the evidence store (meta
-`setup`), so a resumed run reuses it instead of uploading again.
+Only what the selected cases need is uploaded (`SetupNeeds`), and the setup adapts to the target's shape: without
+projects the target is one shared namespace (every "project" below is that namespace, and the same bytes are
+never uploaded twice into it); a file the target refuses as a duplicate is found and reused, saying so. What the
+setup created (project and document ids, the ingest ledger with each file's name, derivation, sha256 and any
+reuse) is stored in the evidence store (meta `setup`), so a resumed run reuses it and only tops up what is missing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.adapters import Adapter
+from rig.adapters.ledger import LedgerEntry
 from rig.adapters.models import Auth
 from rig.clock import now_ns
-from rig.corpus_load import load_corpus, server_t1_ms
+from rig.corpus_load import LoadedFile, server_t1_ms, upload_one, wait_final
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 
 ISOLATED = ["X-CORRUPT", "P44-BROKEN", "P32-INJECTED", "P32-DUPQUOTE", "P35-BLANK", "P32-CHANGED"]
+B_PAPERS = {"shared": "P21", "private": "P24"}
+SHARED_NAMESPACE = ""  # the project id of a target without projects: its one namespace
+Progress = Callable[[str, int, int], None]
+
+
+class SetupNeeds(BaseModel):
+    """What the selected cases need: papers in A's library, isolated fixtures (variant ids, or `P32` for a normal
+    copy), and whether B needs papers of its own (one shared with A, one private)."""
+
+    papers: set[str] = Field(default_factory=set)
+    isolated: set[str] = Field(default_factory=set)
+    b_papers: bool = False
+
+    @classmethod
+    def everything(cls, manifest: CorpusManifest) -> SetupNeeds:
+        return cls(papers={f.paper_id for f in manifest.corpus if f.paper_id}, isolated=set(ISOLATED) | {"P32"},
+                   b_papers=True)
+
+    def union(self, other: SetupNeeds) -> SetupNeeds:
+        return SetupNeeds(papers=self.papers | other.papers, isolated=self.isolated | other.isolated,
+                          b_papers=self.b_papers or other.b_papers)
 
 
 class IngestEntry(BaseModel):
@@ -34,6 +60,13 @@ class IngestEntry(BaseModel):
     t1_client_ms: float | None
     t1_server_ms: float | None
     stages: list[dict[str, Any]] = Field(default_factory=list)
+    upload_name: str = ""  # the file name the target was given
+    derivation: str = ""  # how the fixture was made (a corpus paper, or a variant of one)
+    sha256: str = ""  # the rig's own hash of the bytes it sent
+    reported_sha256: str | None = None  # the target's, where it reports one (compared, never trusted instead)
+    owner: str = "a"
+    role: str = "library"  # library (A's papers), isolated (a variant or copy beside them), b_shared, b_private
+    reused: str | None = None  # why an existing document was taken instead of an upload
 
 
 class TargetSetup(BaseModel):
@@ -48,44 +81,124 @@ class TargetSetup(BaseModel):
     project_b_private: str
     docs: dict[str, str]
     isolated: dict[str, str]
-    b_shared_doc: str
-    b_private_doc: str
+    b_shared_doc: str = ""
+    b_private_doc: str = ""
     ingest: list[IngestEntry]
+    shape: dict[str, Any] = Field(default_factory=dict)  # what the target keeps itself (projects, sessions …)
 
 
 def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, manifest: CorpusManifest,
-                   store: EvidenceStore, *, embedded: bool) -> TargetSetup:
-    """Projects for A (main, isolated) and B (shared with A, private), the corpus uploaded and final."""
+                   store: EvidenceStore, *, embedded: bool, needs: SetupNeeds, saved: TargetSetup | None = None,
+                   progress: Progress | None = None) -> TargetSetup:
+    """The library for `needs`: projects for A (main, isolated) and B (shared with A, private) where the target has
+    projects, and the papers uploaded and final; a `saved` setup is topped up with what it lacks."""
+    caps = adapter.capabilities()
     a, b = auth["a"], auth["b"]
     stamp = now_ns()
-    main = adapter.create_project(a, f"rig gate library {stamp}")
-    isolated = adapter.create_project(a, f"rig gate isolated fixtures {stamp}")
-    loaded = load_corpus(adapter, a, main, corpus_dir, manifest)
-    iso = load_corpus(adapter, a, isolated, corpus_dir, manifest, include_variants=True, only=ISOLATED + ["P32"])
-    iso.files = [f for f in iso.files if f.entry.variant_id in ISOLATED or
-                 (f.entry.in_corpus and f.entry.paper_id == "P32")]
-    b_shared = adapter.create_project(b, f"rig gate B shared {stamp}")
-    b_private = adapter.create_project(b, f"rig gate B private {stamp}")
-    shared = load_corpus(adapter, b, b_shared, corpus_dir, manifest, only=["P21"])
-    private = load_corpus(adapter, b, b_private, corpus_dir, manifest, only=["P24"])
-    if not adapter.capabilities().missing("members"):  # without sharing, B's "shared" paper stays B's own
-        adapter.add_member(b, b_shared, a.username)
-    ingest = []
-    for project, batch in ((main, loaded), (isolated, iso), (b_shared, shared), (b_private, private)):
-        for f in batch.files:
-            doc = f.document
-            ingest.append(IngestEntry(
-                file=f.entry.file, paper_id=f.entry.paper_id, variant_id=f.entry.variant_id, project=project,
-                doc_id=f.doc_id, status=doc.status if doc else None, pages_total=doc.pages_total if doc else None,
-                pages_with_text=doc.pages_with_text if doc else None,
-                error=doc.error.model_dump() if doc and doc.error else None, t1_client_ms=f.t1_ms,
-                t1_server_ms=server_t1_ms(doc) if doc else None,
-                stages=[s.model_dump() for s in doc.stages] if doc else []))
-    setup = TargetSetup(
-        embedded=embedded, target_url=adapter.base_url, usernames={"a": a.username, "b": b.username},
-        project_a=main, project_isolated=isolated, project_b_shared=b_shared, project_b_private=b_private,
-        docs={f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id},
-        isolated={(f.entry.variant_id or f.entry.paper_id or ""): f.doc_id for f in iso.files},
-        b_shared_doc=shared.files[0].doc_id, b_private_doc=private.files[0].doc_id, ingest=ingest)
+    setup = saved or TargetSetup(embedded=embedded, target_url=adapter.base_url,
+                                 usernames={"a": a.username, "b": b.username}, project_a="", project_isolated="",
+                                 project_b_shared="", project_b_private="", docs={}, isolated={}, ingest=[])
+    setup.shape = caps.shape()
+    remember(adapter, setup)
+
+    def project(field: str, owner: Auth, name: str) -> str:
+        if caps.projects and not getattr(setup, field):
+            setattr(setup, field, adapter.create_project(owner, f"{name} {stamp}"))
+        return str(getattr(setup, field)) if caps.projects else SHARED_NAMESPACE
+
+    known: dict[str, str] | None = None if caps.projects else {e.sha256: e.doc_id for e in setup.ingest if e.sha256}
+    plan: list[tuple[str, str, Auth, list[tuple[str, Any]]]] = []  # (project field, project name, owner, files)
+    main = [(p, manifest.paper(p)) for p in sorted(needs.papers - set(setup.docs))]
+    if main:
+        plan.append(("project_a", "rig gate library", a, main))
+    iso = [(v, manifest.paper("P32") if v == "P32" else manifest.variant(v))
+           for v in sorted(needs.isolated - set(setup.isolated))]
+    if iso:
+        plan.append(("project_isolated", "rig gate isolated fixtures", a, iso))
+    share = needs.b_papers and not setup.b_shared_doc and caps.projects and not caps.missing("members")
+    if needs.b_papers and not setup.b_shared_doc:
+        plan.append(("project_b_shared", "rig gate B shared", b, [("b_shared", manifest.paper(B_PAPERS["shared"]))]))
+        plan.append(("project_b_private", "rig gate B private", b,
+                     [("b_private", manifest.paper(B_PAPERS["private"]))]))
+    total, done = sum(len(files) for *_, files in plan), 0
+    for field, name, owner, files in plan:
+        project_id = project(field, owner, name)
+        pending: dict[str, LoadedFile] = {}
+        uploaded: list[tuple[str, LoadedFile]] = []
+        for key, entry in files:
+            done += 1
+            if progress:
+                progress(f"uploading {Path(entry.file).name[:48]}", done, total)
+            loaded = upload_one(adapter, owner, project_id, corpus_dir / entry.file, entry, Path(entry.file).name,
+                                known)
+            uploaded.append((key, loaded))
+            if loaded.reused:
+                store.add_evidence(None, None, "setup", f"{loaded.upload_name}: existing document reused",
+                                   {"file": loaded.upload_name, "doc_id": loaded.doc_id, "why": loaded.reused})
+            pending.setdefault(loaded.doc_id, loaded)
+        if progress:
+            progress("waiting for the target to process the uploads", done, total)
+        wait_final(adapter, owner, project_id, dict(pending), 180.0)
+        for key, loaded in uploaded:
+            final = pending[loaded.doc_id]  # a reused document shares its first upload's status
+            _record(setup, field, key, project_id, owner is b, loaded, final)
+    if share:  # without sharing, B's "shared" paper stays B's own
+        adapter.add_member(b, setup.project_b_shared, a.username)
     store.set_meta("setup", setup)
     return setup
+
+
+def _record(setup: TargetSetup, field: str, key: str, project_id: str, by_b: bool, loaded: LoadedFile,
+            final: LoadedFile) -> None:
+    doc = final.document
+    entry = loaded.entry
+    setup.ingest.append(IngestEntry(
+        file=entry.file, paper_id=entry.paper_id, variant_id=entry.variant_id, project=project_id,
+        doc_id=loaded.doc_id, status=doc.status if doc else None, pages_total=doc.pages_total if doc else None,
+        pages_with_text=doc.pages_with_text if doc else None,
+        error=doc.error.model_dump() if doc and doc.error else None,
+        t1_client_ms=None if loaded.reused else final.t1_ms, t1_server_ms=server_t1_ms(doc) if doc else None,
+        stages=[s.model_dump() for s in doc.stages] if doc else [],
+        upload_name=loaded.upload_name, derivation=entry.derivation, sha256=entry.sha256,
+        reported_sha256=final.reported_sha256 or (doc.sha256 if doc and doc.sha256 else None),
+        owner="b" if by_b else "a", reused=loaded.reused,
+        role={"project_a": "library", "project_isolated": "isolated"}.get(field, key)))
+    if field == "project_a":
+        setup.docs[key] = loaded.doc_id
+    elif field == "project_isolated":
+        setup.isolated[key] = loaded.doc_id
+    elif key == "b_shared":
+        setup.b_shared_doc = loaded.doc_id
+    else:
+        setup.b_private_doc = loaded.doc_id
+
+
+def remember(adapter: Adapter, setup: TargetSetup) -> None:
+    """Give the adapter's upload ledger what a saved setup uploaded (a resumed run's adapter starts empty)."""
+    for e in setup.ingest:
+        if adapter.uploads.entry(e.doc_id) is None:
+            adapter.uploads.add(LedgerEntry(doc_id=e.doc_id, filename=e.upload_name or Path(e.file).name,
+                                            sha256=e.sha256, reported_sha256=e.reported_sha256,
+                                            reused=e.reused is not None))
+
+
+def needs_of(tokens: Iterable[str], manifest: CorpusManifest, quality_papers: Callable[[str], list[str]]) -> SetupNeeds:
+    """SetupNeeds from a case's declared tokens: a paper id (`P32`), a variant id (`P32-DUPQUOTE`), `isolated:P32`
+    (a normal copy beside the variants), `B` (B's own papers), `quality:<record prefix>` (a quality case's allowed
+    papers), `*` (the whole corpus)."""
+    out = SetupNeeds()
+    variants = {f.variant_id for f in manifest.files if f.variant_id}
+    for token in tokens:
+        if token == "*":
+            out = out.union(SetupNeeds(papers={f.paper_id for f in manifest.corpus if f.paper_id}))
+        elif token == "B":
+            out.b_papers = True
+        elif token.startswith("isolated:"):
+            out.isolated.add(token.split(":", 1)[1])
+        elif token.startswith("quality:"):
+            out.papers |= set(quality_papers(token.split(":", 1)[1]))
+        elif token in variants:
+            out.isolated.add(token)
+        else:
+            out.papers.add(token)
+    return out
