@@ -5,8 +5,8 @@ Point a target's model `base_url` at the proxy; it forwards to `--upstream` (or 
 a 5xx, resets the connection, returns an empty completion, cuts the stream after N chunks, or drops
 the usage fields. Rules with `endpoint: embeddings` apply to `/embeddings` instead (latency, status,
 reset, empty): a target whose retrieval embeds its queries here gets its retrieval tool faulted, and a
-target that gives up on a held request is seen doing so (outcome `client_gone`). Every request is logged
-with its timings, usage and the faults it got.
+target that gives up on a held request, or on a streamed answer mid-way, is seen doing so (outcome `client_gone`).
+Every request is logged with its timings, usage and the faults it got.
 """
 
 from __future__ import annotations
@@ -184,8 +184,13 @@ class LlmFaultProxy(FaultProxy):
                 record.first_token_ms = (time.perf_counter() - began) * 1000
             elif slow and sent:
                 await asyncio.sleep(slow)
+            if respond.client_gone():  # the target gave the answer up (its run stopped, or its client went away)
+                record.outcome = "client_gone"
+                respond.keep_alive = False
+                return
             await respond.chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
             sent += 1
+            record.chunks = sent  # live: while it grows the model call is still being read
         record.chunks = sent
         if cut_after is not None and record.outcome != "cut":
             record.outcome = "cut"

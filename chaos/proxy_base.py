@@ -61,6 +61,7 @@ class FaultProxy:
         self.upstream = upstream.rstrip("/")
         self.rules = RuleBook(seed)
         self.records: deque[RequestRecord] = deque(maxlen=max_records)
+        self.in_flight: dict[int, RequestRecord] = {}  # begun, not yet answered in full (listed on request)
         self._seq = 0
         self._lock = threading.Lock()
         self._record_file = record_path.open("a", encoding="utf-8") if record_path else None
@@ -107,9 +108,12 @@ class FaultProxy:
         with self._lock:
             self._seq += 1
             seq = self._seq
-        return RequestRecord(seq=seq, at_ms=time.time() * 1000, method=request.method, path=request.path, **fields)
+        record = RequestRecord(seq=seq, at_ms=time.time() * 1000, method=request.method, path=request.path, **fields)
+        self.in_flight[seq] = record
+        return record
 
     def keep(self, record: RequestRecord) -> None:
+        self.in_flight.pop(record.seq, None)
         self.records.append(record)
         if self._record_file is not None:
             with self._lock:
@@ -140,8 +144,11 @@ class FaultProxy:
         if path.startswith("/_rig/rules/") and method == "DELETE":
             return await _json(respond, 200, {"removed": self.rules.remove(path.rsplit("/", 1)[1])})
         if path == "/_rig/requests" and method == "GET":
-            since = int((parse_qs(urlsplit(request.target).query).get("since") or ["0"])[0])
-            return await _json(respond, 200, [r.model_dump(mode="json") for r in list(self.records) if r.seq > since])
+            query = parse_qs(urlsplit(request.target).query)
+            since = int((query.get("since") or ["0"])[0])
+            listed = list(self.records) + (list(self.in_flight.values()) if query.get("in_flight") == ["1"] else [])
+            return await _json(respond, 200, [r.model_dump(mode="json") for r in sorted(listed, key=lambda r: r.seq)
+                                              if r.seq > since])
         return await _json(respond, 404, {"error": {"code": "not_found", "message": f"no control endpoint {path}"}})
 
 

@@ -89,9 +89,10 @@ class ModelProxy:
         """How often a rule has fired so far (0 when it is gone or never matched a request)."""
         return next((int(r.get("fired", 0)) for r in self.rules() if r.get("rule_id") == rule_id), 0)
 
-    def requests(self, since: int = 0) -> list[dict[str, Any]]:
-        """The proxy's request log after sequence number `since` (what the target actually asked of its model)."""
-        return list(self._call("GET", f"requests?since={since}"))
+    def requests(self, since: int = 0, *, in_flight: bool = False) -> list[dict[str, Any]]:
+        """The proxy's request log after sequence number `since` (what the target actually asked of its model); with
+        `in_flight`, the requests still being answered too (`total_ms` None, `chunks` growing while streamed)."""
+        return list(self._call("GET", f"requests?since={since}" + ("&in_flight=1" if in_flight else "")))
 
     def last_seq(self) -> int:
         """The sequence number of the newest logged request (0 when none)."""

@@ -179,6 +179,7 @@ class RecordingContext:
             raise
 
     def open_session(self, auth: Auth, doc_ids: list[str], attachments: list[str] | None = None) -> SessionOpened:
+        """A session on the target, or — on a target without sessions — a conversation the adapter keeps."""
         opened = self.adapter.open_session(auth, self.target.setup.project_a, doc_ids, attachments)
         self.sessions.append(opened.session_id)
         return opened
@@ -202,14 +203,22 @@ class RecordingContext:
         return self.finish(auth, run)
 
     def finish(self, auth: Auth, run: RunTranscript) -> RunTranscript:
-        run.detail = self.run_detail(auth, run.run_id)
-        self.evidence("run", f"run {run.run_id}: {run.detail.state}/{run.detail.end_reason}", {
+        """The run's record (where the target keeps one) with the run, its timeline and T-codes as evidence; a
+        target without run records leaves `run.detail` None, and the stream's end is all that is known."""
+        if not self.caps.missing("run_detail"):
+            run.detail = self.run_detail(auth, run.run_id)
+        end = (f"{run.detail.state}/{run.detail.end_reason}" if run.detail is not None else
+               f"{run.terminal.state}/{run.terminal.reason} (stream" + (f", {run.ended_by_rig})" if run.ended_by_rig
+                                                                      else ")") if run.terminal else "no end seen")
+        self.evidence("run", f"run {run.run_id}: {end}", {
             "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
-            "timeline": run.timeline(), "answer": run.answer, "trace_id": run.detail.trace_id})
+            "timeline": run.timeline(), "answer": run.answer,
+            "trace_id": run.detail.trace_id if run.detail is not None else None,
+            "record": "target" if run.detail is not None else "none: the stream is all there is"})
         self.measures(run_measures(run))
         span = self._run_spans.pop(run.run_id, None)
         if span is not None:
-            span.set_attribute("rig.run.state", f"{run.detail.state}/{run.detail.end_reason}")
+            span.set_attribute("rig.run.state", end)
             span.end()
         return run
 

@@ -11,14 +11,19 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.pdftext import occurrences_on_page, pages_containing
 from rig.verdict import Verdict
-from scenarios.reliability.steps import answer_of, citation_on_its_page, file_for_doc, with_pages
+from scenarios.reliability.steps import answer_cited, answer_of, citation_on_its_page, file_for_doc, with_pages
 
 
 def _ask_citations(ctx: CaseContext, doc_ids: list[str], question: str) -> tuple[str, list[Citation]]:
+    """Ask about `doc_ids`; the answer's citations of them. A target that cannot keep a question to chosen papers
+    (no scope) may cite others too: only the citations of these papers are judged here."""
     opened = ctx.open_session(ctx.a, doc_ids)
     run = ctx.chat(ctx.a, opened.session_id, question)
-    answer = answer_of(ctx, opened.session_id, run.run_id)
-    return opened.session_id, list(answer.citations) if answer else []
+    answer = answer_cited(ctx, opened.session_id, run)
+    cites = list(answer.citations) if answer else []
+    if ctx.caps.missing("scope"):
+        cites = [c for c in cites if c.doc_id in doc_ids]
+    return opened.session_id, cites
 
 
 def _highlight_matches(ctx: CaseContext, citation: Citation, located: Located) -> bool:
@@ -31,8 +36,17 @@ def _highlight_matches(ctx: CaseContext, citation: Citation, located: Located) -
 
 def _original_and_page(ctx: CaseContext, c: Citation, paper_id: str, page: int) -> None:
     """Where the target names no page: opening the citation's source gives the original file (downloaded from
-    the target, compared byte for byte with what the rig uploaded), and the quote stands once, on `page` of it."""
-    if ctx.lacks("right_file_and_page", "download"):
+    the target, compared byte for byte with what the rig uploaded), and the quote stands once, on `page` of it.
+    A target that serves no originals is held to the document its citation names: the rig's upload of the paper
+    (its ledger), with the quote once on `page` of the file the rig uploaded."""
+    if ctx.caps.missing("download"):
+        e = ctx.observe("the cited source, by the rig's upload ledger (the target serves no originals)", {
+            "quote": c.quote, "cited_doc": ctx.paper_of(c.doc_id), "page": page, "pages": "rig_derived",
+            "identity": "the rig's upload ledger (file name → document id)"})
+        ctx.item("right_file_and_page", c.doc_id == ctx.doc(paper_id),
+                 f"the citation names the document the rig uploaded as {paper_id}, and its quote stands once, on "
+                 f"physical page {page} of that file (page derived by the rig: the target names none; no original "
+                 "to download, so no byte comparison)", e, seen={"cited": ctx.paper_of(c.doc_id), "page": page})
         return
     original = ctx.adapter.download(ctx.a, c.doc_id)
     digest = hashlib.sha256(original).hexdigest()
@@ -46,7 +60,7 @@ def _original_and_page(ctx: CaseContext, c: Citation, paper_id: str, page: int) 
              seen={"cited": ctx.paper_of(c.doc_id), "sha256_equal": digest == expected, "page": page})
 
 
-@case(27, "可靠性-27-1")
+@case(27, "可靠性-27-1", papers=("P32",))
 def unique_quote_located(ctx: CaseContext) -> None:
     """Take a citation whose quote is a unique continuous sentence of P32's abstract and open its source.
 
@@ -82,7 +96,7 @@ def unique_quote_located(ctx: CaseContext) -> None:
              seen={"quote": c.quote[:60], "highlights": [(h.page, h.start, h.end) for h in located.highlights]})
 
 
-@case(28, "可靠性-28-1")
+@case(28, "可靠性-28-1", papers=("P35",))
 def summary_with_reliable_page(ctx: CaseContext) -> None:
     """A claim drawn from P35's physical page 3, with its page cited: look at how it is located.
 
@@ -118,7 +132,7 @@ def summary_with_reliable_page(ctx: CaseContext) -> None:
     ctx.item("highlight_only_if_unique", ok, f"match {located.match} with {len(located.highlights)} highlight(s)", e)
 
 
-@case(29, "可靠性-29-1")
+@case(29, "可靠性-29-1", papers=("P32", "P32-DUPQUOTE"))
 def no_page_and_duplicates(ctx: CaseContext) -> None:
     """Two variants: a file-level summary without a reliable page; a copy repeating one quoted sentence.
 
@@ -128,11 +142,15 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
     _, cites = _ask_citations(ctx, [ctx.doc("P32")], "请概括《Reputation and Regulations- Evidence from eBay》的主要发现")
     whole = [c for c in cites if c.page is None]
     if whole:
-        readable = len(ctx.adapter.download(ctx.a, whole[0].doc_id)) > 0
+        readable = len(ctx.adapter.download(ctx.a, whole[0].doc_id)) > 0 if not ctx.caps.missing("download") else None
         located = None if ctx.caps.missing("locate_citation") else ctx.adapter.locate_citation(ctx.a, whole[0].citation_id)
         e = ctx.observe("file-level citation", {"citation": whole[0].model_dump(), "original_downloadable": readable,
                                                 "located": located.model_dump() if located else None})
-        if located is None:  # no locate entry: what the citation itself claims, and the original still opens
+        if located is None and readable is None:  # what the citation itself claims; the original cannot be opened
+            ctx.item("file_level_no_page", True, "the citation names no page (it invents none)", e,
+                     seen={"citation": whole[0].citation_id, "page": whole[0].page})
+            ctx.lacks("original_readable", "download")
+        elif located is None:  # no locate entry: what the citation itself claims, and the original still opens
             ctx.item("file_level_no_page", readable, "the citation names no page and the original opens", e,
                      seen={"citation": whole[0].citation_id, "page": whole[0].page, "original_opens": readable})
         else:
@@ -160,7 +178,7 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
              f"match {located.match}, {len(located.highlights)} highlight(s)", e)
 
 
-@case(30, "可靠性-30-1")
+@case(30, "可靠性-30-1", papers=("P35", "P35-BLANK"))
 def physical_pages_and_dedup(ctx: CaseContext) -> None:
     """Cite two different pages of P35, in the original and in the copy with a blank page inserted.
 
@@ -180,9 +198,14 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
                                                         "quote_on_cited_page": on_page, "located_pages": located,
                                                         "blank_pages": ctx.manifest.variant("P35-BLANK").blank_pages
                                                         if label != "original" else []})
-        ctx.item(f"{label}_distinct_pages", len(pages) >= 2, "in-text citations keep distinct physical pages" +
-                 (" (pages derived by the rig: the target names none)" if pages_from == "rig_derived" else ""), e,
-                 seen={"cited_pages": pages})
+        in_text = [c for c in cites if c.quote.strip()]
+        if pages_from == "rig_derived" and not in_text:  # named as a source only: no in-text citation to place
+            ctx.item(f"{label}_distinct_pages", Verdict.U, "the answer names the paper as a source but cites none of "
+                     "its text, so no in-text citation had a page to keep", e, seen={"sources": len(cites)})
+        else:
+            ctx.item(f"{label}_distinct_pages", len(pages) >= 2, "in-text citations keep distinct physical pages" +
+                     (" (pages derived by the rig: the target names none)" if pages_from == "rig_derived" else ""), e,
+                     seen={"cited_pages": pages})
         ctx.item(f"{label}_page_identity", bool(paged) and all(on_page.values()) and
                  all(located.get(c.citation_id) == c.page for c in paged),
                  "every quote is on its cited physical page and opens there", e,
@@ -202,9 +225,11 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
 def _hit_pages(ctx: CaseContext, label: str, session_id: str) -> None:
     """The pages the target's own run record gives its retrieved passages: each passage stands on the physical
     page named (so a blank page shifts nothing), by the rig's reading of the original."""
+    if ctx.lacks(f"{label}_hit_pages", "run_tool_calls", "sessions"):
+        return
     session = ctx.adapter.session(ctx.a, session_id)
     run_id = next((m.run_id for m in session.messages if m.role == "assistant" and m.run_id), None)
-    if run_id is None or ctx.lacks(f"{label}_hit_pages", "run_tool_calls"):
+    if run_id is None:
         return
     hits = [h for c in ctx.adapter.run(ctx.a, run_id).tool_calls for h in c.hits if h.text]
     paged = [h for h in hits if h.page is not None]
@@ -220,7 +245,7 @@ def _hit_pages(ctx: CaseContext, label: str, session_id: str) -> None:
              e, seen={"passages": len(paged), "off_their_page": off[:5]})
 
 
-@case(31, "可靠性-31-1")
+@case(31, "可靠性-31-1", papers=("P32", "P32-CHANGED"))
 def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
     """Locate a P32 citation twice, then change the claim, then use a copy whose content changed.
 
@@ -288,20 +313,19 @@ def _changed_copy_sources(ctx: CaseContext) -> None:
     """A copy of P32 whose content changed: every quote its answer cites stands in the changed file (pages derived
     by the rig), so no text of the old version is served as the new one's."""
     copy = ctx.isolated("P32-CHANGED")
-    sid = ctx.open_session(ctx.a, [copy]).session_id
-    run = ctx.chat(ctx.a, sid, "总福利提高2.9%指什么？")
-    answer = answer_of(ctx, sid, run.run_id)
-    cites, _ = with_pages(ctx, list(answer.citations) if answer else [])
+    _, cited = _ask_citations(ctx, [copy], "总福利提高2.9%指什么？")
+    cites, _ = with_pages(ctx, [x for x in cited if x.quote.strip()])  # in-text citations: each quotes a claim
     path = ctx.fixture_path(variant_id="P32-CHANGED")
     found = {x.citation_id: len(pages_containing(path, x.quote)) for x in cites}
     e = ctx.observe("content-changed copy (pages derived by the rig)",
-                    [{"quote": x.quote, "page": x.page, "pages_in_changed_file": found[x.citation_id]} for x in cites])
-    ctx.item("source_relation_correct", bool(cites) and all(found.values()),
+                    [{"quote": x.quote, "page": x.page, "pages_in_changed_file": found[x.citation_id]} for x in cites]
+                    + [{"sources_without_quote": len(cited) - len(cites)}])
+    ctx.item("source_relation_correct", all(found.values()) if cites else None,
              "every cited quote stands in the changed copy's own original", e,
              seen={"citations": len(cites), "not_in_changed_file": [x.quote[:40] for x in cites if not found[x.citation_id]]})
 
 
-@case(32, "可靠性-32-1")
+@case(32, "可靠性-32-1", papers=("P21", "P32"))
 def removed_source_not_back(ctx: CaseContext) -> None:
     """A session citing P21 and P32; drop P21 from the scope, rewrite, and look at the new answer.
 

@@ -24,7 +24,7 @@ def current_branch(session: Session) -> list[Message]:
     return list(reversed(path))
 
 
-@case(33, "可靠性-33-1")
+@case(33, "可靠性-33-1", papers=("quality:用户-4", "P13"))
 def copy_and_export(ctx: CaseContext) -> None:
     """After user case 4's three turns, copy the current answer, regenerate it (a second branch) and export the
     session in each format offered: the export holds the current branch only.

@@ -10,10 +10,11 @@ from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import ingest_measures, search_measures
-from rig.pdftext import page_texts, squash
 from rig.target.setup import IngestEntry
 from rig.verdict import Verdict
-from scenarios.reliability.steps import attempt
+from scenarios.reliability.steps import attempt, hit_in_original, hit_pages
+
+CONTROL_QUERY = "2.9%"  # a search any indexed P32 answers
 
 
 def document_or_none(ctx: CaseContext, doc_id: str) -> Document | None:
@@ -35,7 +36,7 @@ def _entry(ctx: CaseContext, *, paper: str | None = None, variant: str | None = 
     raise KeyError(paper or variant)
 
 
-@case(6, "可靠性-06-1", codes=("T1",))
+@case(6, "可靠性-06-1", codes=("T1",), papers=("*",))
 def inventory_of_28(ctx: CaseContext) -> None:
     """Import the 28 papers into a project of their own, record each file id and status, open each original.
 
@@ -45,7 +46,8 @@ def inventory_of_28(ctx: CaseContext) -> None:
     project = ctx.target.setup.project_a
     listed = {d.doc_id: d for d in ctx.adapter.documents(ctx.a, project)}
     ledger: list[dict[str, Any]] = []
-    missing, mismatched, false_ready = [], [], []
+    missing, mismatched, false_ready, misreported = [], [], [], []
+    downloads = not ctx.caps.missing("download")  # the originals open from the target, to compare byte for byte
     for paper in ctx.eval_set.papers:
         entry = ctx.manifest.paper(paper.paper_id)
         doc_id = ctx.target.setup.docs.get(paper.paper_id)
@@ -59,14 +61,19 @@ def inventory_of_28(ctx: CaseContext) -> None:
         if doc is None:
             missing.append(paper.paper_id)
             continue
-        same = hashlib.sha256(ctx.adapter.download(ctx.a, doc.doc_id)).hexdigest() == entry.sha256
-        if not same:
+        same = hashlib.sha256(ctx.adapter.download(ctx.a, doc.doc_id)).hexdigest() == entry.sha256 if downloads \
+            else None
+        if same is False:
             mismatched.append(paper.paper_id)
         if doc.status == "ready" and (not entry.text_pages or entry.image_pages or entry.broken_pages):
             false_ready.append(paper.paper_id)
         ing = _entry(ctx, paper=paper.paper_id, project=project)
+        reported = doc.sha256 or ing.reported_sha256  # the target's own hash, where it gives one: compared with ours
+        if reported and reported != entry.sha256:
+            misreported.append(paper.paper_id)
         ledger.append({"paper_id": paper.paper_id, "file": paper.name, "doc_id": doc.doc_id, "status": doc.status,
-                       "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
+                       "upload_name": ing.upload_name, "sha256": entry.sha256, "reported_sha256": reported,
+                       "reused": ing.reused, "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
                        "sha256_matches": same, "t1_client_ms": ing.t1_client_ms, "t1_server_ms": ing.t1_server_ms,
                        "stages": [(s.name, s.ok) for s in doc.stages]})
         ctx.measures(ingest_measures(paper.paper_id, ing.t1_client_ms, ing.t1_server_ms))
@@ -74,7 +81,11 @@ def inventory_of_28(ctx: CaseContext) -> None:
     ctx.item("inventory_complete", not missing and len(ledger) == 28,
              f"{len(ledger)} of 28 listed" + (f"; missing {missing}" if missing else ""), e)
     ctx.item("originals_identical", not mismatched, "every download matches its fixture sha256" if not mismatched
-             else f"differs: {mismatched}", e)
+             else f"differs: {mismatched}", e, needs=("download",))
+    ctx.declared("reported_hashes_match", "document_hashes", not misreported and all(r.get("reported_sha256") for r in
+                 ledger if "stages" in r), "every document's sha256 as the target reports it equals the rig's own", e,
+                 seen={"differ": misreported, "unreported": [r["paper_id"] for r in ledger
+                                                            if "stages" in r and not r.get("reported_sha256")][:5]})
     ctx.item("no_false_ready", not false_ready, "no file without a full text layer is reported ready"
              if not false_ready else f"reported ready without full text: {false_ready}", e)
     processed = [row for row in ledger if "stages" in row]
@@ -85,7 +96,7 @@ def inventory_of_28(ctx: CaseContext) -> None:
                        "unstamped": [r.get("paper_id") for r in processed if any(x[1] is None for x in r["stages"])][:5]})
 
 
-@case(7, "可靠性-07-1", codes=("T2",))
+@case(7, "可靠性-07-1", codes=("T2",), papers=("P32",))
 def body_text_searchable(ctx: CaseContext) -> None:
     """Search P32 with a question about the 2.9% welfare gain and check the hit against the original.
 
@@ -96,24 +107,29 @@ def body_text_searchable(ctx: CaseContext) -> None:
     result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, ["总福利提高2.9%是什么意思"], [doc])
     ctx.measures(search_measures(result))
     hits = [h for r in result.results for h in r.hits]
-    pages = page_texts(ctx.fixture_path(paper_id="P32"))
+    path = ctx.fixture_path(paper_id="P32")
     reference = set(ctx.eval_set.paper("P32").reference_page_numbers)
-    found = [h for h in hits if h.doc_id == doc and h.page in reference and "2.9" in h.text]
-    e = ctx.observe("candidates", [{"doc_id": h.doc_id, "page": h.page, "text": h.text[:200]} for h in hits])
-    ctx.item("indexed", bool(found), f"{len(found)} hit(s) on reference pages {sorted(reference)} mention 2.9", e)
-    verbatim = [h for h in found if h.page and squash(h.text) in squash(pages[h.page - 1])]
+    pages_of = {id(h): hit_pages(ctx, h, path) for h in hits if h.doc_id == doc}
+    found = [h for h in hits if h.doc_id == doc and set(pages_of[id(h)]) & reference and "2.9" in h.text]
+    derived = ctx.caps.missing("hit_pages") != []
+    e = ctx.observe("candidates", [{"doc_id": h.doc_id, "page": h.page, "pages": pages_of.get(id(h)),
+                                    "text": h.text[:200]} for h in hits] + ([{"pages": "rig_derived"}] if derived else []))
+    ctx.item("indexed", bool(found), f"{len(found)} hit(s) on reference pages {sorted(reference)} mention 2.9"
+             + (" (pages located by the rig: the target names none)" if derived else ""), e)
+    verbatim = [h for h in found if hit_in_original(ctx, h, path)]
     e2 = ctx.observe("hit text vs the original page (rig's own extraction)",
-                     [{"page": h.page, "in_original": h in verbatim} for h in found])
+                     [{"page": h.page, "pages": pages_of.get(id(h)), "in_original": h in verbatim} for h in found])
     ctx.item("evidence_matches_original", bool(verbatim) and len(verbatim) == len(found),
              f"{len(verbatim)}/{len(found)} hit texts occur on their page of the original", e2)
     listed = ctx.adapter.document(ctx.a, doc)
-    ctx.item("file_identity", listed.sha256 == ctx.manifest.paper("P32").sha256 and listed.paper_id in (None, "P32"),
-             "the hit's document is the P32 fixture (sha256)", e,
-             seen={"listed_sha256": listed.sha256[:16], "fixture_sha256": ctx.manifest.paper("P32").sha256[:16],
-                   "paper_id": listed.paper_id})
+    ctx.declared("file_identity", "document_hashes",
+                 listed.sha256 == ctx.manifest.paper("P32").sha256 and listed.paper_id in (None, "P32"),
+                 "the hit's document is the P32 fixture (sha256)", e,
+                 seen={"listed_sha256": listed.sha256[:16], "fixture_sha256": ctx.manifest.paper("P32").sha256[:16],
+                       "paper_id": listed.paper_id})
 
 
-@case(8, "可靠性-08-1", codes=("T1",))
+@case(8, "可靠性-08-1", codes=("T1",), papers=("P15", "P16", "P32"))
 def scans_and_cover_only(ctx: CaseContext) -> None:
     """Import P15 (scanned) and P16 (text cover, scanned body); check body searchability and the status.
 
@@ -126,8 +142,13 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
                               ("P16", "education signal productivity wages employers")):
         entry = ctx.manifest.paper(paper)
         doc = ctx.adapter.document(ctx.a, ctx.doc(paper))
-        hits = [h for r in ctx.adapter.search(ctx.a, project, [body_query], [doc.doc_id]).results for h in r.hits]
-        body_hits = [h for h in hits if h.page in entry.image_pages]
+        hits = [h for r in ctx.adapter.search(ctx.a, project, [body_query], [doc.doc_id]).results for h in r.hits
+                if h.doc_id == doc.doc_id]
+        # a body hit: on a scanned page, by the page it names; a page-less one, by text the rig cannot find in the
+        # file's own text layer (only the scanned body, read by OCR, can have given it)
+        path = ctx.fixture_path(paper_id=paper)
+        body_hits = [h for h in hits if (h.page in entry.image_pages if h.page is not None
+                                         else not hit_in_original(ctx, h, path))]
         e = ctx.observe(f"{paper} status and body search", {
             "status": doc.status, "pages_total": doc.pages_total, "pages_with_text": doc.pages_with_text,
             "error": doc.error.model_dump() if doc.error else None, "text_pages_in_fixture": entry.text_pages,
@@ -145,13 +166,13 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
         ctx.item(paper, ok, reason, e)
         ing = _entry(ctx, paper=paper, project=project)
         ctx.measures(ingest_measures(paper, ing.t1_client_ms))
-    control = ctx.adapter.search(ctx.a, project, ["2.9%"], [ctx.doc("P32")])
-    e = ctx.observe("control search on P32", {"hits": len(control.results[0].hits)})
-    ctx.item("others_usable", bool(control.results[0].hits), "P32 is still searchable", e,
-             seen={"control_hits": len(control.results[0].hits)})
+    control = ctx.adapter.search(ctx.a, project, [CONTROL_QUERY], [ctx.doc("P32")])
+    on_p32 = [h for r in control.results for h in r.hits if h.doc_id == ctx.doc("P32")]
+    e = ctx.observe("control search on P32", {"hits": len(on_p32)})
+    ctx.item("others_usable", bool(on_p32), "P32 is still searchable", e, seen={"control_hits": len(on_p32)})
 
 
-@case(9, "可靠性-09-1", codes=("T1", "T8"))
+@case(9, "可靠性-09-1", codes=("T1", "T8"), papers=("X-CORRUPT", "P44-BROKEN", "isolated:P32"))
 def parse_errors_and_partial(ctx: CaseContext) -> None:
     """In an isolated project: the P44 copy with a broken page, a corrupt PDF, and a normal P32 copy.
 
@@ -177,7 +198,8 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
         reason = f"status {broken.status} with {broken.pages_with_text} readable page(s)"
     ctx.item("partial_is_honest", ok, reason, e2)
     normal = ctx.adapter.document(ctx.a, ctx.isolated("P32"))
-    hits = ctx.adapter.search(ctx.a, project, ["2.9%"], [normal.doc_id]).results[0].hits
+    hits = [h for r in ctx.adapter.search(ctx.a, project, [CONTROL_QUERY], [normal.doc_id]).results for h in r.hits
+            if h.doc_id == normal.doc_id]
     e3 = ctx.observe("normal P32 copy in the same project", {"status": normal.status, "hits": len(hits)})
     ctx.item("normal_unaffected", normal.status == "ready" and bool(hits), f"status {normal.status}", e3)
     for key in ("X-CORRUPT", "P44-BROKEN", "P32"):
@@ -185,7 +207,7 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
         ctx.measures(ingest_measures(key, ing.t1_client_ms, status=ing.status))
 
 
-@case(10, "可靠性-10-1")
+@case(10, "可靠性-10-1", papers=("P21", "P32"))
 def subset_change(ctx: CaseContext) -> None:
     """Ask with P21 and P32 selected, then select only P32 and ask a follow-up.
 
@@ -227,7 +249,7 @@ def subset_change(ctx: CaseContext) -> None:
 RULES = {"(scope ∪ attachments) ∩ readable"}
 
 
-@case(11, "可靠性-11-1")
+@case(11, "可靠性-11-1", papers=("P32", "B"))
 def permission_and_attachment_rule(ctx: CaseContext) -> None:
     """Combine a project selection with explicit attachments and check the effective material set.
 

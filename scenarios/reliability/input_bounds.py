@@ -9,12 +9,12 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import refusal_measures
 from rig.measure.transcript import RunTranscript
-from scenarios.reliability.steps import answer_of
+from scenarios.reliability.steps import run_ended
 
 REQUIREMENT = "最后的要求：请在回答的第一句写出编号 RIG-36-MARKER。"
 
 
-@case(36, "可靠性-36-1", codes=("T8", "T12"))
+@case(36, "可靠性-36-1", codes=("T8", "T12"), papers=("P32",))
 def over_budget_message(ctx: CaseContext) -> None:
     """Tighten the budget (or send a long, locatable input), submit it, then send a normal question.
 
@@ -26,8 +26,9 @@ def over_budget_message(ctx: CaseContext) -> None:
     # this input as over its context; else an input long enough to pass any usual budget, with no budget known.
     fixture = "target_control" if ctx.caps.chaos else "rig_proxy" if ctx.target.model_proxy else "long_input"
     tight = ctx.settings(input_budget_tokens=300) if fixture == "target_control" else nullcontext()
-    if fixture == "rig_proxy":
-        ctx.model_fault("status", status=400, match="RIG-36-MARKER")
+    budget = None
+    if fixture == "rig_proxy":  # every model request carrying this input is over the budget, not just the first
+        budget = ctx.model_fault("status", status=400, match="RIG-36-MARKER", times=None)
     body = "请解释买家保护与徽章的关系，并逐条列出证据。" * (30 if fixture != "long_input" else 800) + REQUIREMENT
     with tight:
         try:
@@ -46,18 +47,37 @@ def over_budget_message(ctx: CaseContext) -> None:
     else:
         assert run is not None
         ctx.read(ctx.a, run)
-        d = run.detail
-        assert d is not None
-        answer = answer_of(ctx, opened.session_id, run.run_id)
-        e = ctx.observe("accepted over-budget input", {"state": d.state, "end_reason": d.end_reason,
-                                                       "answer": answer.content if answer else None})
-        failed_explicitly = d.state == "failed" and (d.end_reason == "input_too_long" or not ctx.caps.end_reasons)
-        ctx.item("explicit_limit", failed_explicitly, f"run ended {d.state}/{d.end_reason} ({fixture})", e,
-                 needs=() if fixture != "long_input" else ("input_budget",))
-        stored = [m for m in ctx.adapter.session(ctx.a, opened.session_id).messages if m.role == "user"]
-        kept_requirement = bool(stored) and REQUIREMENT in stored[-1].content
-        ctx.item("no_silent_truncation", failed_explicitly or (d.state == "completed" and kept_requirement),
-                 "the stored input lost its final requirement" if not kept_requirement else "input kept whole", e)
+        if budget is None or ctx.took_effect(budget, "explicit_limit", "no_silent_truncation"):
+            _accepted(ctx, run, opened.session_id, fixture)
     after: RunTranscript = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
-    ctx.item("next_request_ok", after.detail is not None and after.detail.state == "completed",
-             f"next run ended {after.detail.state if after.detail else None}")
+    ended = run_ended(after)
+    ctx.item("next_request_ok", ended == "completed", f"next run ended {ended}")
+
+
+def _accepted(ctx: CaseContext, run: RunTranscript, session_id: str, fixture: str) -> None:
+    """The over-budget input was taken: the run must end failed, saying why — in its record, or, where the target
+    keeps none, in its own stream (an end the rig only inferred from a closed stream says nothing)."""
+    d = run.detail
+    state: str | None
+    if d is not None:
+        state, reason, said = d.state, d.end_reason, True
+    else:
+        state = run.terminal.state if run.terminal else None
+        reason = run.terminal.reason if run.terminal else None
+        said = run.terminal is not None and not run.ended_by_rig
+    e = ctx.observe("accepted over-budget input", {"state": state, "end_reason": reason, "answer": run.answer[:500],
+                                                   "ended_by": "target" if said else run.ended_by_rig,
+                                                   "record": d is not None})
+    failed_explicitly = said and state == "failed" and (reason == "input_too_long" or not ctx.caps.end_reasons)
+    ctx.item("explicit_limit", failed_explicitly, f"run ended {state}/{reason} ({fixture})", e,
+             needs=() if fixture != "long_input" else ("input_budget",),
+             seen={"ended": f"{state}/{reason}", "said_by": "target" if said else run.ended_by_rig})
+    if failed_explicitly:
+        ctx.item("no_silent_truncation", True, "the run failed saying so: nothing completed on a cut input", e)
+        return
+    if ctx.lacks("no_silent_truncation", "sessions"):  # the input as the target stored it cannot be read
+        return
+    stored = [m for m in ctx.adapter.session(ctx.a, session_id).messages if m.role == "user"]
+    kept_requirement = bool(stored) and REQUIREMENT in stored[-1].content
+    ctx.item("no_silent_truncation", state == "completed" and kept_requirement,
+             "the stored input lost its final requirement" if not kept_requirement else "input kept whole", e)

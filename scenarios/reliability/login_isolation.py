@@ -2,58 +2,84 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from scenarios.reliability.steps import answer_of, attempt, export_format
+from scenarios.reliability.steps import answer_cited, attempt, export_format, run_ended
 
 CASE1_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 
 
-def _answered_session(ctx: CaseContext) -> tuple[str, str, str, str]:
-    """A's session with one answer on P32: (session_id, run_id, answer text fragment, citation id)."""
+@dataclass
+class Answered:
+    """A's session with one answer on P32, and what the other account must not get at."""
+
+    session_id: str
+    run_id: str
+    fragment: str  # a line of the answer (its content, as leak marker)
+    citation: str = ""  # a citation id of the answer
+    sources: list[str] = field(default_factory=list)  # the documents the answer rests on
+
+
+def _answered_session(ctx: CaseContext) -> Answered:
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
-    answer = answer_of(ctx, opened.session_id, run.run_id)
-    citation = answer.citations[0].citation_id if answer and answer.citations else ""
+    answer = answer_cited(ctx, opened.session_id, run)
+    cites = answer.citations if answer else []
     fragment = next((line for line in run.answer.splitlines() if "2.9" in line), run.answer[:40])
-    return opened.session_id, run.run_id, fragment.strip(), citation
+    return Answered(opened.session_id, run.run_id, fragment.strip(), cites[0].citation_id if cites else "",
+                    sorted({c.doc_id for c in cites if c.doc_id}))
 
 
-@case(1, "可靠性-01-1", codes=("T3", "T4", "T7", "T8"))
+@case(1, "可靠性-01-1", codes=("T3", "T4", "T7", "T8"), papers=("P32",))
 def login_and_first_answer(ctx: CaseContext) -> None:
     """Log in as A, open A's project, ask the case-1 question about P32.
 
     Expects: the identity and the project are A's, the answer comes from materials A may use, and the
     request is linked to its run (run id, trace id). Evidence: login/me, project list, the run.
     """
-    me = ctx.adapter.me(ctx.a)
-    e_me = ctx.observe("identity after login", me.model_dump())
-    ctx.item("identity", me.user_id == ctx.a.user_id and me.username == ctx.a.username,
-             f"logged in as {me.username}", e_me)
-    projects = {p.project_id for p in ctx.adapter.projects(ctx.a)}
+    with ctx.part("identity"):  # a target that names nobody leaves the identity to what login returned
+        me = ctx.adapter.me(ctx.a)
+        e_me = ctx.observe("identity after login", me.model_dump())
+        ctx.item("identity", me.user_id == ctx.a.user_id and me.username == ctx.a.username,
+                 f"logged in as {me.username}", e_me)
     docs = {d.doc_id for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)}
-    e_proj = ctx.observe("A's project and documents", {"projects": sorted(projects), "documents": len(docs)})
-    ctx.item("project", ctx.target.setup.project_a in projects and ctx.doc("P32") in docs,
-             "A's project is listed and holds P32", e_proj,
-             seen={"project_listed": ctx.target.setup.project_a in projects, "documents": len(docs),
-                   "p32_present": ctx.doc("P32") in docs})
+    if ctx.caps.missing("projects"):  # one shared namespace: A's materials are that namespace's documents
+        e_proj = ctx.observe("A's documents (the target has no projects)", {"documents": len(docs)})
+        ctx.item("project", ctx.doc("P32") in docs, "A's documents list P32 (the target has no projects: one "
+                 "shared namespace)", e_proj, seen={"documents": len(docs), "p32_present": ctx.doc("P32") in docs})
+    else:
+        projects = {p.project_id for p in ctx.adapter.projects(ctx.a)}
+        e_proj = ctx.observe("A's project and documents", {"projects": sorted(projects), "documents": len(docs)})
+        ctx.item("project", ctx.target.setup.project_a in projects and ctx.doc("P32") in docs,
+                 "A's project is listed and holds P32", e_proj,
+                 seen={"project_listed": ctx.target.setup.project_a in projects, "documents": len(docs),
+                       "p32_present": ctx.doc("P32") in docs})
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, CASE1_QUESTION)
-    answer = answer_of(ctx, opened.session_id, run.run_id)
+    answer = answer_cited(ctx, opened.session_id, run)
     cited = {c.doc_id for c in answer.citations} if answer else set()
+    # What A may use: the chosen paper where the target scopes a question, else every document A can read
+    allowed = {ctx.doc("P32")} if not ctx.caps.missing("scope") else docs
     e_ans = ctx.observe("answer and its sources", {"answer": run.answer, "cited_docs": sorted(cited),
-                                                   "allowed": [ctx.doc("P32")]})
-    ok = run.detail is not None and run.detail.state == "completed" and bool(run.answer.strip())
-    ctx.item("answer_from_allowed_materials", ok and bool(cited) and cited <= {ctx.doc("P32")},
-             f"run {run.detail.state if run.detail else '?'}; cited {len(cited)} allowed document(s)", e_ans)
+                                                   "allowed": sorted(allowed), "scoped": not ctx.caps.missing("scope"),
+                                                   "answer_from": answer.source if answer else None})
+    ended = run_ended(run)
+    ok = ended == "completed" and bool(run.answer.strip())
+    ctx.item("answer_from_allowed_materials", ok and bool(cited) and cited <= allowed,
+             f"run {ended}; cited {len(cited)} document(s), all among those A may use", e_ans,
+             seen={"ended": ended, "cited": sorted(ctx.paper_of(d) for d in cited),
+                   "outside": sorted(ctx.paper_of(d) for d in cited - allowed)})
     linked = run.detail is not None and run.detail.session_id == opened.session_id
     ctx.item("request_linked", linked, f"run {run.run_id} belongs to session "
-             f"{run.detail.session_id if run.detail else None} (opened {opened.session_id})", e_ans)
+             f"{run.detail.session_id if run.detail else None} (opened {opened.session_id})", e_ans,
+             needs=("run_detail",))
     trace = run.detail.trace_id if run.detail else None
     ctx.declared("trace_linked", "trace_ids", bool(trace), f"run {run.run_id} carries trace id {trace}", e_ans)
 
 
-@case(2, "可靠性-02-1")
+@case(2, "可靠性-02-1", papers=("P32",))
 def anonymous_access(ctx: CaseContext) -> None:
     """Without logging in, request A's session, run record, run event stream, original file, page text, export
     and citation.
@@ -61,7 +87,8 @@ def anonymous_access(ctx: CaseContext) -> None:
     Expects: every request is refused and no protected text, file bytes or run content comes back;
     hiding a menu would not count. Evidence: each request's status and (redacted) body.
     """
-    sid, run_id, fragment, citation = _answered_session(ctx)
+    got = _answered_session(ctx)
+    sid, run_id, fragment, citation = got.session_id, got.run_id, got.fragment, got.citation
     doc = ctx.doc("P32")
     fmt = export_format(ctx)
     tries = {
@@ -82,7 +109,7 @@ def anonymous_access(ctx: CaseContext) -> None:
             ctx.item(name, result.denied and not leaked, f"status {result.status}, content leaked: {bool(leaked)}", e)
 
 
-@case(3, "可靠性-03-1")
+@case(3, "可靠性-03-1", papers=("P32",))
 def cross_account_original(ctx: CaseContext) -> None:
     """B asks for A's P32 by its known id: metadata, preview (page text) and download.
 
@@ -96,25 +123,29 @@ def cross_account_original(ctx: CaseContext) -> None:
         with ctx.part(f"b_{name}"):
             result = attempt(fn)
             leaked = "%PDF" in result.body or "buyer protection" in result.body.lower()
-            e = ctx.observe(f"B {name} of A's P32", {"status": result.status, "content_leaked": leaked})
-            ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}", e)
+            e = ctx.observe(f"B {name} of A's P32", {"status": result.status, "content_leaked": leaked,
+                                                     "body": result.body[:300]})
+            ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}"
+                     + ("" if result.denied else f" with A's {name}") + (", and the paper's content" if leaked else ""), e)
     import hashlib
 
-    data = ctx.adapter.download(ctx.a, doc)
-    same = hashlib.sha256(data).hexdigest() == expected
-    e = ctx.observe("A downloads P32", {"bytes": len(data), "sha256_matches_fixture": same})
-    ctx.item("a_still_works", same, "A's download is byte-identical to the fixture", e,
-             seen={"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16], "fixture": expected[:16]})
+    with ctx.part("a_still_works"):
+        data = ctx.adapter.download(ctx.a, doc)
+        same = hashlib.sha256(data).hexdigest() == expected
+        e = ctx.observe("A downloads P32", {"bytes": len(data), "sha256_matches_fixture": same})
+        ctx.item("a_still_works", same, "A's download is byte-identical to the fixture", e,
+                 seen={"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16], "fixture": expected[:16]})
 
 
-@case(4, "可靠性-04-1")
+@case(4, "可靠性-04-1", papers=("P32",))
 def cross_account_session_run_export(ctx: CaseContext) -> None:
     """B requests A's session, run detail, event stream and export, one by one.
 
     Expects: all entries refuse and leak nothing (covering every entry, not just run status).
     Evidence: the results of each request and who owns each object.
     """
-    sid, run_id, fragment, _ = _answered_session(ctx)
+    got = _answered_session(ctx)
+    sid, run_id, fragment = got.session_id, got.run_id, got.fragment
     tries = {
         "session": lambda: ctx.adapter.session(ctx.b, sid),
         "run_detail": lambda: ctx.adapter.run(ctx.b, run_id),
@@ -122,16 +153,26 @@ def cross_account_session_run_export(ctx: CaseContext) -> None:
         "export_md": lambda: ctx.adapter.export(ctx.b, sid, "md"),
         "export_json": lambda: ctx.adapter.export(ctx.b, sid, "json"),
     }
-    ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username})
+    ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username,
+                           "sources": [ctx.paper_of(d) for d in got.sources]})
     for name, fn in tries.items():
         with ctx.part(name):
             result = attempt(fn)
             leaked = bool(fragment) and fragment[:20] in result.body
             e = ctx.observe(f"B {name}", {"status": result.status, "content_leaked": leaked})
             ctx.item(name, result.denied and not leaked, f"B got {result.status}", e)
+    # The answer's sources are A's too: B's own listing of A's library must not show them.
+    with ctx.part("sources"):
+        listing = attempt(lambda: ctx.adapter.documents(ctx.b, ctx.target.setup.project_a))
+        shown = [d for d in got.sources if d in listing.body]
+        e = ctx.observe("B lists A's library", {"status": listing.status, "sources_shown": shown,
+                                                "sources": got.sources})
+        ctx.item("sources", not shown if got.sources else None, "B's listing shows none of the documents A's answer "
+                 "rests on", e, seen={"status": listing.status, "a_sources_shown_to_b": [ctx.paper_of(d) for d in shown],
+                                      "a_sources": [ctx.paper_of(d) for d in got.sources]})
 
 
-@case(5, "可靠性-05-1")
+@case(5, "可靠性-05-1", papers=("P32",))
 def logout_revokes(ctx: CaseContext) -> None:
     """A opens a protected session, logs out, retries with the old token, then logs in again.
 
@@ -139,8 +180,9 @@ def logout_revokes(ctx: CaseContext) -> None:
     already shown in a browser need not be cleared). Evidence: identity state and each request before
     and after.
     """
+    ctx.require("logout", "sessions")  # the old token after a logout, on a protected session
     fresh = ctx.target.relogin("a")
-    sid, _, _, _ = _answered_session(ctx)
+    sid = _answered_session(ctx).session_id
     before = attempt(lambda: ctx.adapter.session(fresh, sid))
     ctx.adapter.logout(fresh)
     after = attempt(lambda: ctx.adapter.session(fresh, sid))

@@ -45,7 +45,7 @@ def _ask(ctx: CaseContext, auth: Auth, session_id: str) -> Asked:
     return Asked(run, refused, called)
 
 
-@case(37, "可靠性-37-1", codes=("T8", "T11"))
+@case(37, "可靠性-37-1", codes=("T8", "T11"), papers=("P32",))
 def personal_model_config(ctx: CaseContext) -> None:
     """A asks with a configured model, switches the config and asks in a new session, then sets an invalid one.
 
@@ -95,7 +95,7 @@ def personal_model_config(ctx: CaseContext) -> None:
         ctx.adapter.set_model_config(ctx.a, original.provider, original.model)
 
 
-@case(38, "可靠性-38-1")
+@case(38, "可靠性-38-1", papers=("P32", "B"))
 def cross_account_model_config(ctx: CaseContext) -> None:
     """A and B each set a distinguishable config with their own key; each reads, edits and asks.
 

@@ -15,7 +15,7 @@ def _shape(session: Session) -> list[tuple[object, ...]]:
              tuple((c.citation_id, c.doc_id, c.page, c.quote) for c in m.citations)) for m in session.messages]
 
 
-@case(17, "可靠性-17-1")
+@case(17, "可靠性-17-1", papers=("quality:专家-20",))
 def refresh_and_relogin(ctx: CaseContext) -> None:
     """A completes the two turns of expert case 20, then reloads, logs out, logs in and reopens the session.
 
@@ -52,7 +52,7 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
              f"a further turn ended {more.detail.state if more.detail else None}")
 
 
-@case(18, "可靠性-18-1")
+@case(18, "可靠性-18-1", papers=("P13", "P32"))
 def regenerate_branches(ctx: CaseContext) -> None:
     """Regenerate an answer, then ask a follow-up on the new branch.
 
@@ -93,7 +93,7 @@ def regenerate_branches(ctx: CaseContext) -> None:
              seen={"branch": follow_answer.branch_id, "expected_branch": alternative.branch_id, "foreign_citations": other})
 
 
-@case(19, "可靠性-19-1", codes=("T12",))
+@case(19, "可靠性-19-1", codes=("T12",), papers=("quality:专家-20", "quality:用户-25"))
 def real_summary(ctx: CaseContext) -> None:
     """Prepare as user case 25 says: expert 20's two turns, a real summary triggered, then user 25's prompt.
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rig.adapters.models import CheckpointEvent, Event, RunDetail, TokenEvent
+from rig.clock import wall_ms
 from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
@@ -16,7 +17,15 @@ from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
 from rig.waiting import wait_until, wait_while_moving
-from scenarios.reliability.steps import answer_of, answers, slots_in_use, wait_slots_free, wait_terminal
+from scenarios.reliability.steps import (
+    answer_of,
+    answers,
+    model_calls_ended,
+    run_ended,
+    slots_in_use,
+    wait_slots_free,
+    wait_terminal,
+)
 
 LONG = "请查清买家保护与徽章关系并给依据。"
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
@@ -52,7 +61,7 @@ def _stopped_with_checkpoint(ctx: CaseContext, session_id: str) -> RunTranscript
     return ctx.finish(ctx.a, run)
 
 
-@case(20, "可靠性-20-1", codes=("T8", "T9"))
+@case(20, "可靠性-20-1", codes=("T8", "T9"), papers=("P32",))
 def stop_during_generation(ctx: CaseContext) -> None:
     """While a P32 answer is being generated, press stop; then send a new request.
 
@@ -61,9 +70,35 @@ def stop_during_generation(ctx: CaseContext) -> None:
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     kept = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    proxy = ctx.target.model_proxy
+    since = proxy.last_seq() if proxy is not None else 0
     with ctx.slow_model():
         run = _stop_when(ctx, opened.session_id, LONG, TokenEvent)
         held = slots_in_use(ctx)
+    if ctx.caps.missing("run_detail"):
+        _stop_reached_by_disconnect(ctx, run, since)
+    else:
+        _stop_reached_by_record(ctx, run)
+    if not ctx.lacks("slot_released", "slots_metric"):
+        freed = wait_slots_free(ctx)
+        e2 = ctx.observe("slot gauge", {"while_running": held, "freed": freed})
+        ctx.item("slot_released", freed if freed is not None else None,
+                 "slot gauge back to 0" if freed else "the declared slot gauge is not exposed" if freed is None
+                 else "slot still held", e2)
+    after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    ended = run_ended(after)
+    ctx.item("new_request_served", ended == "completed" and bool(after.answer.strip()), f"next run ended {ended}",
+             seen={"ended": ended, "answer_chars": len(after.answer)})
+    if ctx.lacks("saved_results_kept", "sessions"):  # nothing is saved where the target keeps no sessions
+        return
+    session = ctx.adapter.session(ctx.a, opened.session_id)
+    earlier = answers(session, kept.run_id)
+    ctx.item("saved_results_kept", bool(earlier) and earlier[0].content.strip() == kept.answer.strip(),
+             "the answer saved before the stop is still there, unchanged" if earlier else "the earlier answer is gone")
+
+
+def _stop_reached_by_record(ctx: CaseContext, run: RunTranscript) -> None:
+    """A target with run records: the record says the run stopped, for the user, and its stages were cancelled."""
     wait_terminal(ctx, run.run_id)
     ctx.finish(ctx.a, run)
     d = run.detail
@@ -76,22 +111,26 @@ def stop_during_generation(ctx: CaseContext) -> None:
     ctx.item("stop_reached_task", reached, f"record {d.state}/{d.end_reason}, stream ended "
              f"{run.terminal.state if run.terminal else None}; cancelled stages: {cancelled}", e)
     ctx.item("reason_saved", d.end_reason == "user_stop", f"end_reason {d.end_reason}", e, needs=("end_reasons",))
-    if not ctx.lacks("slot_released", "slots_metric"):
-        freed = wait_slots_free(ctx)
-        e2 = ctx.observe("slot gauge", {"while_running": held, "freed": freed})
-        ctx.item("slot_released", freed if freed is not None else None,
-                 "slot gauge back to 0" if freed else "the declared slot gauge is not exposed" if freed is None
-                 else "slot still held", e2)
-    after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
-    ctx.item("new_request_served", after.detail is not None and after.detail.state == "completed",
-             f"next run ended {after.detail.state if after.detail else None}")
-    session = ctx.adapter.session(ctx.a, opened.session_id)
-    earlier = answers(session, kept.run_id)
-    ctx.item("saved_results_kept", bool(earlier) and earlier[0].content.strip() == kept.answer.strip(),
-             "the answer saved before the stop is still there, unchanged" if earlier else "the earlier answer is gone")
     if d.ended_at_ms and run.terminal:
         ctx.measures([tcode(TCode.T9, "server", d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
                             label="stopped_run_duration", run_id=run.run_id)])
+
+
+def _stop_reached_by_disconnect(ctx: CaseContext, run: RunTranscript, since: int) -> None:
+    """A target without run records: what shows the stop reached the running task is the model call behind it —
+    the rig's proxy sees the target give the streamed answer up once the stop came (closing the stream, where that is
+    the target's only stop), rather than read it to the end for nobody."""
+    ctx.finish(ctx.a, run)
+    calls = model_calls_ended(ctx, since)
+    streamed = [c for c in calls or [] if c.get("stream")]
+    gave_up = [c for c in streamed if c.get("outcome") == "client_gone"]
+    e = ctx.observe("the model call behind the stopped run (the rig's proxy)", {
+        "stop": ctx.caps.stop, "stream_end": run.terminal.data if run.terminal else None,
+        "model_calls": [(c.get("seq"), c.get("outcome"), c.get("chunks"), c.get("total_ms")) for c in streamed]})
+    ctx.item("stop_reached_task", bool(gave_up) if streamed else None,
+             "the stop reached the running task: the target gave up its model call before the answer ended", e,
+             seen={"model_calls": [(c.get("outcome"), c.get("chunks")) for c in streamed], "stop": ctx.caps.stop})
+    ctx.lacks("reason_saved", "end_reasons")
 
 
 def _wait_inside(ctx: CaseContext, run_id: str, stage: str, stall_s: float = 5.0) -> bool:
@@ -146,11 +185,12 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
     fixture = ctx.retrieval_fault("slow", delay_ms=STAGE_DELAY_MS)
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
-    last = [""]
+    records = not ctx.caps.missing("run_detail")
 
-    def moving() -> str:  # the run record: while it changes the target is still working towards the stage
-        last[0] = ctx.adapter.run(ctx.a, run.run_id).model_dump_json()
-        return last[0]
+    def moving() -> str:  # the run record, or the target's requests to its model: while they change it is working
+        if records:
+            return ctx.adapter.run(ctx.a, run.run_id).model_dump_json()
+        return repr([(r.get("seq"), r.get("total_ms")) for r in proxy.requests(since, in_flight=True)])
 
     held = wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0, moving, 10.0)
     if not ctx.took_effect(fixture, "encode_cancelled", "encode_exit_recorded"):
@@ -160,31 +200,41 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
     ctx.adapter.stop(ctx.a, run.run_id)
     run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
     run.end_ns = time.perf_counter_ns()
+    # The proxy logs the held request when it ends: given up by the target, or answered once the delay ran out.
     mine = [r for r in wait_until(lambda: [r for r in proxy.requests(since) if set(r.get("rules") or ())
-                                           & set(fixture.rule_ids) and r.get("total_ms") is not None], 10.0) or []]
-    wait_terminal(ctx, run.run_id)
+                                           & set(fixture.rule_ids) and r.get("total_ms") is not None],
+                                  STAGE_DELAY_MS / 1000 + 10.0) or []]
+    if records:
+        wait_terminal(ctx, run.run_id)
     ctx.finish(ctx.a, run)
     d = run.detail
-    assert d is not None
     gave_up = [r for r in mine if r.get("outcome") == "client_gone" and (r.get("total_ms") or 0) < STAGE_DELAY_MS]
+    # A stop sent after the held request had ended was not a stop inside the stage (a target that answers — and so
+    # can be stopped — only once its retrieval is done holds the rig's submit until then).
+    late = [r for r in mine if r.get("at_ms") is not None and r["at_ms"] + (r.get("total_ms") or 0) <= wall_ms(stop_ns)]
     e = ctx.observe("stop inside encode (the proxy's view of the held embedding request)", {
-        "fixture": fixture.kind, "held": bool(held), "requests": mine, "state": d.state, "end_reason": d.end_reason,
+        "fixture": fixture.kind, "held": bool(held), "requests": mine, "state": d.state if d else None,
+        "end_reason": d.end_reason if d else None, "stop": ctx.caps.stop, "stop_came_after_the_hold": bool(late),
         "stop_after_submit_ms": (stop_ns - run.submit_ns) / 1e6})
-    ctx.item("encode_cancelled", bool(gave_up), "the target gave the held embedding request up before the delay ran out "
+    ctx.item("encode_cancelled", bool(gave_up) if mine and not late else Verdict.U,
+             "the target gave the held embedding request up before the delay ran out "
              "(the cancellation reached the encode stage, not just the stream)", e,
              seen={"held_requests": [(r.get("outcome"), round(r.get("total_ms") or 0)) for r in mine],
-                   "delay_ms": STAGE_DELAY_MS})
+                   "delay_ms": STAGE_DELAY_MS, "stop_came_after_the_hold": bool(late)})
     _exit_recorded(ctx, "encode", d, e)
 
 
-def _exit_recorded(ctx: CaseContext, stage: str, d: RunDetail, evidence: int) -> None:
+def _exit_recorded(ctx: CaseContext, stage: str, d: RunDetail | None, evidence: int) -> None:
+    if d is None:  # no run record to hold the exit
+        ctx.lacks(f"{stage}_exit_recorded", "end_reasons")
+        return
     freed = wait_slots_free(ctx)
     ctx.item(f"{stage}_exit_recorded", d.state == "stopped" and d.end_reason == "user_stop" and freed is not False,
              "the run ended stopped/user_stop and its slot was freed", evidence, needs=("end_reasons",),
              seen={"ended": f"{d.state}/{d.end_reason}", "slot_freed": freed})
 
 
-@case(21, "可靠性-21-1", codes=("T2", "T8"))
+@case(21, "可靠性-21-1", codes=("T2", "T8"), papers=("P32",))
 def stop_during_retrieval(ctx: CaseContext) -> None:
     """Stretch the encode stage, then the query stage, and stop inside each (two variants, apart).
 
@@ -205,7 +255,7 @@ def stop_during_retrieval(ctx: CaseContext) -> None:
                                                                               ", or model_proxy with embeddings: true)"))
 
 
-@case(22, "可靠性-22-1", codes=("T8",))
+@case(22, "可靠性-22-1", codes=("T8",), papers=("P32",))
 def disconnect_is_not_cancel(ctx: CaseContext) -> None:
     """Start a long task, close the page (the stream) without stopping, then open the session again.
 
@@ -266,7 +316,7 @@ def _replay_exact(ctx: CaseContext, run: RunTranscript, reopened: list[Event]) -
                    "reconnect_ids": [x.id for x in reopened][:6]})
 
 
-@case(23, "可靠性-23-1", codes=("T9",))
+@case(23, "可靠性-23-1", codes=("T9",), papers=("P32",))
 def valid_checkpoint_resume(ctx: CaseContext) -> None:
     """A run with a saved read-only tool checkpoint is stopped; nothing else changes; resume it.
 
@@ -302,7 +352,7 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
 
 
 
-@case(24, "可靠性-24-1", codes=("T9",))
+@case(24, "可靠性-24-1", codes=("T9",), papers=("P21", "P32"))
 def invalid_checkpoint_refused(ctx: CaseContext) -> None:
     """Keep a checkpoint, then change the material signature (scope) or the model config, and resume.
 
@@ -346,10 +396,14 @@ def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
         run = ctx.submit(ctx.a, session_id, P32_QUESTION)
         stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
     elif proxy is not None and proxy.embeddings:
+        since = proxy.last_seq()
         fixture = ctx.retrieval_fault("slow", delay_ms=STAGE_DELAY_MS)
         run = ctx.submit(ctx.a, session_id, P32_QUESTION)
+        records = not ctx.caps.missing("run_detail")  # the target's progress: its run record, or its model requests
         wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0,
-                          lambda: ctx.adapter.run(ctx.a, run.run_id).model_dump_json(), 10.0)
+                          lambda: ctx.adapter.run(ctx.a, run.run_id).model_dump_json() if records
+                          else repr([(r.get("seq"), r.get("total_ms")) for r in proxy.requests(since, in_flight=True)]),
+                          10.0)
         if not ctx.took_effect(fixture, "no_checkpoint_stated", "new_task_starts"):
             ctx.adapter.stop(ctx.a, run.run_id)
             return None
@@ -361,11 +415,12 @@ def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
     run.events.extend(stream)
     if not run.events:
         run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
-    wait_terminal(ctx, run.run_id)
+    if not ctx.caps.missing("run_detail"):
+        wait_terminal(ctx, run.run_id)
     return ctx.finish(ctx.a, run)
 
 
-@case(25, "可靠性-25-1", codes=("T9",))
+@case(25, "可靠性-25-1", codes=("T9",), papers=("P32",))
 def nothing_to_resume(ctx: CaseContext) -> None:
     """Interrupt before the first complete tool cycle, try to resume, then start the question anew.
 
@@ -378,35 +433,43 @@ def nothing_to_resume(ctx: CaseContext) -> None:
         run = _interrupt_early(ctx, opened.session_id)
     if run is None:
         return
-    assert run.detail is not None
     if not ctx.lacks("no_checkpoint_stated", "checkpoints", "resume"):
+        assert run.detail is not None  # checkpoints are a run record's
         e = ctx.observe("checkpoints of the interrupted run", [c.model_dump() for c in run.detail.checkpoints])
         status, code, details = _resume(ctx, run.run_id)
         e2 = ctx.observe("resume attempt", {"status": status, "code": code, "details": details})
         ctx.item("no_checkpoint_stated", not run.detail.checkpoints and status == 409 and code == "no_checkpoint",
                  f"resume answered {status} {code}", e, e2)
     again = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-    e3 = ctx.observe("the question asked anew", {"interrupted": f"{run.detail.state}/{run.detail.end_reason}",
-                                                 "again": f"{again.detail.state}/{again.detail.end_reason}"
-                                                 if again.detail else None, "answer_chars": len(again.answer)})
-    ctx.item("new_task_starts", again.detail is not None and again.detail.state == "completed" and bool(again.answer),
+    ended = run_ended(again)
+    e3 = ctx.observe("the question asked anew", {"interrupted": run_ended(run), "again": ended,
+                                                 "answer_chars": len(again.answer)})
+    ctx.item("new_task_starts", ended == "completed" and bool(again.answer),
              "after the interrupted run, the same question starts anew and is answered", e3,
-             seen={"new_run": again.detail.state if again.detail else None, "answer_chars": len(again.answer)})
+             seen={"new_run": ended, "answer_chars": len(again.answer)})
 
 
 def _committed(ctx: CaseContext, session_id: str, run_ids: list[str], resumable: RunTranscript | None) -> dict[str, Any]:
-    """What was committed before the restart: the session's messages of finished runs (and the questions that
-    led to them), each finished run's record, and the resumable run's checkpoints."""
-    session = ctx.adapter.session(ctx.a, session_id)
-    finished = {m.message_id for m in session.messages if m.run_id in run_ids}
-    asked = {m.parent_id for m in session.messages if m.message_id in finished}
-    return {"messages": [m.model_dump() for m in session.messages if m.message_id in finished | asked],
-            "runs": {r: ctx.adapter.run(ctx.a, r).model_dump() for r in run_ids},
-            "checkpoints": [c.model_dump() for c in ctx.adapter.run(ctx.a, resumable.run_id).checkpoints]
-            if resumable else []}
+    """What was committed before the restart: A's documents as listed (id, name, status); where the target keeps
+    them, the session's messages of finished runs (and the questions that led to them), each finished run's record,
+    and the resumable run's checkpoints."""
+    library = set(ctx.target.setup.docs.values())
+    documents = sorted((d.doc_id, d.filename, d.status) for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)
+                       if d.doc_id in library)
+    out: dict[str, Any] = {"documents": documents}
+    if not ctx.caps.missing("sessions"):
+        session = ctx.adapter.session(ctx.a, session_id)
+        finished = {m.message_id for m in session.messages if m.run_id in run_ids}
+        asked = {m.parent_id for m in session.messages if m.message_id in finished}
+        out["messages"] = [m.model_dump() for m in session.messages if m.message_id in finished | asked]
+    if not ctx.caps.missing("run_detail"):
+        out["runs"] = {r: ctx.adapter.run(ctx.a, r).model_dump() for r in run_ids}
+        out["checkpoints"] = [c.model_dump() for c in ctx.adapter.run(ctx.a, resumable.run_id).checkpoints] \
+            if resumable else []
+    return out
 
 
-@case(26, "可靠性-26-1", codes=("T9",))
+@case(26, "可靠性-26-1", codes=("T9",), papers=("P32",))
 def restart_keeps_saved_state(ctx: CaseContext) -> None:
     """In the isolated deployment, with a finished session and a resumable checkpoint, restart the server.
 
@@ -424,10 +487,11 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     done = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     resumable = None if ctx.lacks("checkpoint_rules_hold", "checkpoints", "resume") else \
         _stopped_with_checkpoint(ctx, opened.session_id)
+    records = not ctx.caps.missing("run_detail")
     with ctx.slow_model() as slowed:
         flight = ctx.submit(ctx.a, opened.session_id, LONG)
         ctx.stream_until(ctx.a, flight, lambda e: isinstance(e, TokenEvent))
-        in_flight = not ctx.adapter.run(ctx.a, flight.run_id).terminal
+        in_flight = not ctx.adapter.run(ctx.a, flight.run_id).terminal if records else flight.terminal is None
     ctx.evidence("fixture", "a run in flight at the restart", {"fixture": slowed.kind, "in_flight": in_flight})
     before = _committed(ctx, opened.session_id, [done.run_id], resumable)
     began = time.perf_counter_ns()
@@ -437,10 +501,16 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     ctx.target.relogin("a")
     ctx.target.relogin("b")
     after = _committed(ctx, opened.session_id, [done.run_id], resumable)
-    e = ctx.observe("committed data before and after", {"equal": before == after, "messages": len(before["messages"])})
-    ctx.item("committed_data_intact", before == after and bool(before["messages"]),
-             "the finished run's messages, its record and the checkpoints re-read equal", e,
-             seen={"messages": len(before["messages"]), "differs": [k for k in before if before[k] != after.get(k)]})
+    kept = "messages" if "messages" in before else "documents"  # what must be there to compare at all
+    e = ctx.observe("committed data before and after", {"equal": before == after, "kept": sorted(before),
+                                                        "messages": len(before.get("messages", [])),
+                                                        "documents": len(before["documents"])})
+    ctx.item("committed_data_intact", before == after and bool(before[kept]),
+             "what was committed re-reads equal: " + ", ".join(sorted(before)), e,
+             seen={kept: len(before[kept]), "differs": [k for k in before if before[k] != after.get(k)]})
+    if ctx.lacks("interruption_truthful", "run_detail"):  # nothing but a run record can say how the cut run ended
+        ctx.measures([tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")])
+        return
     # The process that ran the cut run is gone: its record must say so, at once or after the target's own recovery.
     cut = wait_terminal(ctx, flight.run_id) or ctx.adapter.run(ctx.a, flight.run_id)
     ctx.store.add_run(ctx.rep, ctx.key, cut.model_dump(mode="json"))

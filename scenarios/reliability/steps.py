@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from rig.adapters.models import Citation, Message, Session
+from rig.adapters.models import Citation, Hit, Message, Session
 from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
-from rig.pdftext import occurrences_on_page, pages_containing
+from rig.measure.transcript import RunTranscript
+from rig.pdftext import occurrences_on_page, page_texts, pages_containing, span_pages, squash
 from rig.promtext import sample_value
 from rig.waiting import wait_until, wait_while_moving
 
@@ -49,8 +51,25 @@ def answers(session: Session, run_id: str) -> list[Message]:
 
 
 def answer_of(ctx: CaseContext, session_id: str, run_id: str) -> Message | None:
+    """The answer as the target saved it in the session (needs sessions)."""
     found = answers(ctx.adapter.session(ctx.a, session_id), run_id)
     return found[0] if found else None
+
+
+def answer_cited(ctx: CaseContext, session_id: str, run: RunTranscript) -> Message | None:
+    """The answer with its citations: as the target saved it where it keeps sessions; on a target that keeps none,
+    as its stream gave it (the message's `source` is then `stream`, and nothing is claimed about what was saved)."""
+    if ctx.caps.missing("sessions"):
+        return run.streamed_message()
+    return answer_of(ctx, session_id, run.run_id)
+
+
+def run_ended(run: RunTranscript) -> str | None:
+    """How the run ended: the target's run record where it keeps one, else the stream's own end (its last event,
+    or — for a stream without one — the rig's reading of its clean close)."""
+    if run.detail is not None:
+        return run.detail.state
+    return run.terminal.state if run.terminal is not None else None
 
 
 def file_for_doc(ctx: CaseContext, doc_id: str) -> Any:
@@ -99,6 +118,24 @@ def citation_grounded(ctx: CaseContext, citation: Citation) -> bool:
                                                                             citation.quote))
 
 
+def hit_pages(ctx: CaseContext, hit: Hit, path: Path) -> list[int]:
+    """The physical pages a search hit comes from: the page it names, or — where the target names none
+    (`hit_pages: false`) — the pages the rig finds its text on in the original it uploaded ([] when not there)."""
+    if hit.page is not None:
+        return [hit.page]
+    if ctx.caps.missing("hit_pages"):
+        return span_pages(path, hit.text)
+    return []
+
+
+def hit_in_original(ctx: CaseContext, hit: Hit, path: Path) -> bool:
+    """The hit's text stands in the original: on the page it names, or (a page-less hit) anywhere in the file."""
+    if hit.page is not None:
+        pages = page_texts(path)
+        return 1 <= hit.page <= len(pages) and squash(hit.text) in squash(pages[hit.page - 1])
+    return bool(span_pages(path, hit.text))
+
+
 def slots_in_use(ctx: CaseContext) -> float | None:
     """The target's slot gauge (None when its metrics do not expose it)."""
     if not ctx.target.slots_metric:
@@ -126,3 +163,23 @@ def wait_terminal(ctx: CaseContext, run_id: str, timeout_s: float = 30.0) -> Any
 
     return wait_while_moving(done, lambda: last[0] and last[0].model_dump_json(), timeout_s)
 
+
+
+def model_calls_ended(ctx: CaseContext, since: int, *, endpoint: str = "chat", stall_s: float = 10.0
+                      ) -> list[dict[str, Any]] | None:
+    """The target's model (or embeddings) requests the rig's proxy saw after `since`, once each has ended: the wait
+    goes on while any of them still moves (a streamed answer's chunks growing) and gives up after `stall_s` of
+    stillness (None: the rig cannot tell how they ended). None too when no proxy sits in front of the model."""
+    proxy = ctx.target.model_proxy
+    if proxy is None:
+        return None
+    seen: list[list[dict[str, Any]]] = [[]]
+
+    def ended() -> bool:
+        seen[0] = [r for r in proxy.requests(since, in_flight=True) if r.get("endpoint") == endpoint]
+        return bool(seen[0]) and all(r.get("total_ms") is not None for r in seen[0])
+
+    if not wait_while_moving(ended, lambda: [(r.get("seq"), r.get("chunks"), r.get("total_ms")) for r in seen[0]],
+                             stall_s):
+        return None
+    return seen[0]

@@ -9,7 +9,8 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
 from rig.measure.transcript import RunTranscript
-from scenarios.reliability.steps import answer_of
+from rig.target.recording import Fixture
+from scenarios.reliability.steps import answer_of, model_calls_ended
 
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
 
@@ -81,7 +82,7 @@ def citation_problems(ctx: CaseContext, run: RunTranscript, detail: RunDetail) -
     return out
 
 
-@case(12, "可靠性-12-1", codes=("T11",))
+@case(12, "可靠性-12-1", codes=("T11",), papers=("quality:专家-1", "quality:用户-4"))
 def calls_and_results_correspond(ctx: CaseContext) -> None:
     """Run expert case 1 (direct tool) and user case 4 (chat), tying every tool_call_id to its result.
 
@@ -97,8 +98,11 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
     e = ctx.observe("expert 1 direct call", {"tool_call_ids": result.tool_call_ids,
                                              "results": [(r.tool_call_id, r.query, len(r.hits)) for r in result.results]})
     ctx.item("direct_results_mapped", direct_ok, "each result names its call and stays in scope", e,
+             needs=("search_calls", "scope"),
              seen={"calls": result.tool_call_ids, "result_calls": [r.tool_call_id for r in result.results],
                    "hits_outside_scope": sum(h.doc_id not in scope for r in result.results for h in r.hits)})
+    if ctx.lacks("chat_results_mapped", "run_tool_calls"):  # the chat half reads each run's record of its calls
+        return
     user = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in user[0].allowed_paper_ids])
     problems, cite_problems, executed = [], [], 0
@@ -131,13 +135,15 @@ def _ranked(hits: list[Hit]) -> list[tuple[str, float]]:
     return [(h.chunk_id, round(h.score or 0, 4)) for h in hits]
 
 
-@case(13, "可靠性-13-1", codes=("T2", "T11"))
+@case(13, "可靠性-13-1", codes=("T2", "T11"), papers=("P32",))
 def merged_queries(ctx: CaseContext) -> None:
     """Send two internal_search queries in one call (plus a repeat of the first) through the direct entry.
 
     Expects: after any merging the questions and scope are kept, every result maps back to its query,
     and proposed vs executed calls are both recorded. Evidence: arguments before/after and results.
     """
+    if ctx.lacks("merged_call", "search_calls"):  # merging is judged by the calls the entry reports: none here
+        return
     scope = [ctx.doc("P32")]
     queries = ["买家保护实施后声誉徽章溢价如何变化", "徽章还剩多少信号价值", "买家保护实施后声誉徽章溢价如何变化"]
     result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, queries, scope)
@@ -146,12 +152,13 @@ def merged_queries(ctx: CaseContext) -> None:
                                     "executed": result.executed_calls,
                                     "results": [(r.tool_call_id, r.query, [h.chunk_id for h in r.hits])
                                                 for r in result.results]})
-    ctx.item("counts_recorded", result.proposed_calls == 3 and 1 <= result.executed_calls <= 3,
+    ctx.item("counts_recorded", result.proposed_calls == 3 and 1 <= (result.executed_calls or 0) <= 3,
              f"proposed {result.proposed_calls}, executed {result.executed_calls}", e)
     ctx.item("queries_kept", [r.query for r in result.results] == queries, "every query comes back with its result", e,
              seen={"queries_returned": [r.query for r in result.results]})
     outside = sorted({ctx.paper_of(h.doc_id) for r in result.results for h in r.hits if h.doc_id not in scope})
-    ctx.item("scope_kept", not outside, "no hit outside P32", e, seen={"papers_outside_scope": outside})
+    ctx.item("scope_kept", not outside, "no hit outside P32", e, seen={"papers_outside_scope": outside},
+             needs=("scope",))
     # Each query alone is the reference for its part of the merged answer: results swapped between queries
     # whose hits share chunks still differ from it in order or score.
     solo = {q: ctx.adapter.search(ctx.a, ctx.target.setup.project_a, [q], scope).results[0] for q in dict.fromkeys(queries)}
@@ -164,7 +171,7 @@ def merged_queries(ctx: CaseContext) -> None:
                    "queries_whose_hits_differ_from_alone": differ})
 
 
-@case(14, "可靠性-14-1", codes=("T8",))
+@case(14, "可靠性-14-1", codes=("T8",), papers=("P32",))
 def tool_error_is_handled(ctx: CaseContext) -> None:
     """Make the first search fail (injected error), then let it recover; ask the P32 question.
 
@@ -179,10 +186,14 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
         fixture = ctx.retrieval_fault("error", times=1)
     if fixture is None:
         return
+    proxy = ctx.target.model_proxy
+    since = proxy.last_seq() if proxy is not None else 0
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-    assert run.detail is not None
     if not ctx.took_effect(fixture, *items):
+        return
+    if run.detail is None:  # no run record: the rig's proxy saw what the retrieval did, the stream how it ended
+        _tool_error_without_record(ctx, run, fixture, since)
         return
     first = run.detail.tool_calls[0] if run.detail.tool_calls else None
     e = ctx.observe("first tool result", {"fixture": fixture.kind, "first": first.model_dump() if first else None})
@@ -218,7 +229,28 @@ def tool_error_is_handled(ctx: CaseContext) -> None:
              seen={"successful_calls": len(ok_calls), "ended": f"{run.detail.state}/{run.detail.end_reason}"})
 
 
-@case(15, "可靠性-15-1", codes=("T8",))
+def _tool_error_without_record(ctx: CaseContext, run: RunTranscript, fixture: Fixture, since: int) -> None:
+    """Case 14 on a target that keeps no run record: whether it retried is what its retrieval requests after the
+    failed one show (the rig's proxy log); whether it said so is its own stream's end (never the rig's inference)."""
+    ctx.lacks("error_recognisable", "run_tool_calls")
+    ctx.lacks("stream_cards_match_record", "stream_tool_cards")
+    calls = model_calls_ended(ctx, since, endpoint="embeddings") or []
+    failed = [c for c in calls if set(c.get("rules") or ()) & set(fixture.rule_ids)]
+    after = [c for c in calls if failed and c.get("seq", 0) > failed[0].get("seq", 0) and c.get("outcome") == "ok"]
+    stated = run.terminal is not None and run.terminal.state == "failed" and not run.ended_by_rig
+    cites = run.citations()
+    e = ctx.observe("behaviour after the error (the proxy's retrieval log, the stream's end)", {
+        "retrieval_requests": [(c.get("seq"), c.get("outcome"), c.get("status")) for c in calls],
+        "went_on_after_the_failure": len(after), "stream_end": run.terminal.data if run.terminal else None,
+        "citations": len(cites), "answer": run.answer[:300]})
+    ctx.item("no_invented_evidence", bool(after) or not cites, "citations only where retrieval worked", e,
+             seen={"retrieval_after_failure_ok": len(after), "citations": len(cites)})
+    ctx.item("follow_up_behaviour", bool(after) or stated, "retried and recovered, or ended stating the tool error",
+             e, seen={"retrieval_after_failure_ok": len(after), "ended": f"{run.terminal.state}/{run.terminal.reason}"
+                      if run.terminal else None, "said_by": "target" if stated else run.ended_by_rig})
+
+
+@case(15, "可靠性-15-1", codes=("T8",), papers=("P32",))
 def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
     """Request P32 evidence while the expansion stage fails.
 
@@ -250,7 +282,7 @@ def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
              seen={"verbatim_on_page": f"{len(correct)}/{len(hits)}"})
 
 
-@case(16, "可靠性-16-1", codes=("T8", "T11"))
+@case(16, "可靠性-16-1", codes=("T8", "T11"), papers=("P32",))
 def last_round_and_empty_answer(ctx: CaseContext) -> None:
     """Two variants recorded apart: the last outer round (limit tightened) and an empty model answer.
 
@@ -271,6 +303,8 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
                  not d.tool_calls, f"last round offered tools: {last.tools_offered if last else None}", e)
         ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
                  f"ended {d.state}/{d.end_reason}", e)
+    if ctx.lacks("empty_answer_failed", "run_detail"):  # a failure is recorded, or not, in a run record only
+        return
     fixture = ctx.model_fault("empty")
     empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     d2 = empty.detail
