@@ -20,13 +20,12 @@ from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
 from rig.load.runviews import RunView, run_views
+from rig.load.tally import tally
 from rig.measure.aggregate import TCodeStats, headlines
 from rig.stats import summarize
 
 Phase = Literal["steady", "in_fault", "recovery"]
 PHASES: tuple[Phase, ...] = ("steady", "in_fault", "recovery")
-RUN_SCENARIOS = frozenset({"ask", "revision", "regenerate", "stop_resume", "open_loop", "resume", "replay"})
-REQUEST_FAILURES = ("http_", "unreachable", "protocol")
 
 
 class WindowSpan(BaseModel):
@@ -98,11 +97,12 @@ def split_by_phase(measures: list[Measure], windows: list[WindowSpan]) -> FaultP
         return "steady"
 
     run_phase = {r.run_id: phase_of_span(r.submit_ms, r.end_ms) for r in runs.values()}
+    ended = {r.run_id for r in runs.values() if r.end}
     out = FaultPhases(windows=windows)
     for phase in PHASES:
         mine = [r for r in runs.values() if run_phase[r.run_id] == phase and r.end]
-        stats = _phase_stats(mine, [m for m in rows if m.run_id and run_phase.get(m.run_id) == phase],
-                             [m for m in rows if m.code == "error" and _placed(m, run_phase, phase_of_span) == phase])
+        placed = [m for m in rows if m.code in ("error", "task") and _placed(m, run_phase, phase_of_span) == phase]
+        stats = _phase_stats(mine, ended, [m for m in rows if m.run_id and run_phase.get(m.run_id) == phase], placed)
         setattr(out, phase, stats)
     return out
 
@@ -115,21 +115,17 @@ def _placed(m: Measure, run_phase: dict[str, Phase], phase_of_span: Callable[[fl
     return phase_of_span(at, at)
 
 
-def _phase_stats(runs: list[RunView], run_rows: list[Measure], errors: list[Measure]) -> PhaseStats:
+def _phase_stats(runs: list[RunView], ended: set[str], run_rows: list[Measure], placed: list[Measure]) -> PhaseStats:
     ends = Counter(r.end or "unknown" for r in runs)
     completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
-    on_purpose = ends.get("stopped/user_stop", 0)
-    refused = sum(int(m.value) for m in errors if m.scenario in RUN_SCENARIOS and not m.run_id
-                  and (m.label or "").startswith(REQUEST_FAILURES))
-    logins = sum(int(m.value) for m in errors if (m.label or "").startswith("login_failed"))
-    failed = len(runs) - completed - on_purpose + refused + logins
-    attempts = len(runs) + refused + logins
+    errors = [m for m in placed if m.code == "error"]
+    counted = tally(ends, ended, errors, [m for m in placed if m.code == "task"])
     reasons: Counter[str] = Counter()
     for m in errors:
         reasons[m.label or "unknown"] += int(m.value)
-    return PhaseStats(runs=len(runs), completed=completed, failed=failed, attempts=attempts,
-                      error_ratio=failed / attempts if attempts else None, end_states=dict(ends),
-                      errors_by_reason=dict(reasons), t_codes=headlines(run_rows))
+    return PhaseStats(runs=len(runs), completed=completed, failed=counted.failed, attempts=counted.attempts,
+                      error_ratio=counted.error_ratio, end_states=dict(ends), errors_by_reason=dict(reasons),
+                      t_codes=headlines(run_rows))
 
 
 def fault_phases(store: EvidenceStore) -> FaultPhases:

@@ -10,6 +10,7 @@ from rig.catalog import load_eval_set
 from rig.corpus_load import load_corpus
 from rig.fixtures import CorpusManifest
 from rig.load.plan import PaperSet
+from rig.target.setup import SHARED_NAMESPACE
 
 LOAD_ACCOUNTS = tuple(f"load-{i}" for i in range(1, 5))  # the embedded target's account pool
 
@@ -32,11 +33,15 @@ def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
 def prepare_library(adapter: Adapter, owner: Auth, members: list[str], corpus_dir: Path,
                     manifest: CorpusManifest) -> tuple[str, dict[str, str], set[str]]:
     """A project owned by the first account holding the 28 papers, shared with the others when the target can
-    share projects; returns the project, doc ids by paper id, and the accounts that can reach it."""
-    project = adapter.create_project(owner, "rig load library")
-    loaded = load_corpus(adapter, owner, project, corpus_dir, manifest)
+    share projects — on a target without projects, its one shared namespace, which every account reaches (documents
+    it already holds are reused); returns the project, doc ids by paper id, and the accounts that can reach it."""
+    caps = adapter.capabilities()
+    project = adapter.create_project(owner, "rig load library") if caps.projects else SHARED_NAMESPACE
+    loaded = load_corpus(adapter, owner, project, corpus_dir, manifest, known=None if caps.projects else {})
     reached = {owner.username}
-    if not adapter.capabilities().missing("members"):
+    if not caps.projects:
+        reached |= set(members)
+    elif not caps.missing("members"):
         for name in members:
             adapter.add_member(owner, project, name)
             reached.add(name)

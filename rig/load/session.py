@@ -120,6 +120,10 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
         decision = Decision(decision="undecided", reasons=[
             f"{summary.login_failures} login(s) failed ({', '.join(failed)})", *decision.reasons])
+    if summary.rig_errors and decision.decision != "fail":  # the rig broke some tasks: its numbers are not whole
+        decision = Decision(decision="undecided", reasons=[
+            f"{summary.rig_errors} task(s) broke in the rig's own code (rig_error; tracebacks in the Locust logs)",
+            *decision.reasons])
     if summary.lost_workers and decision.decision != "fail":  # the load fell while the run went on
         decision = Decision(decision="undecided", reasons=[*map(lost_worker_line, summary.lost_workers),
                                                            *decision.reasons])

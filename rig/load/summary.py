@@ -16,11 +16,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
-from rig.load.phases import REQUEST_FAILURES, RUN_SCENARIOS, FaultPhases, fault_phases, recovery_stats
+from rig.load.phases import FaultPhases, fault_phases, recovery_stats
 from rig.load.replay.fidelity import ReplayFidelity, replay_fidelity
 from rig.load.replay.plan import ReplayPlan
+from rig.load.tally import tally
 from rig.load.workers import WorkerRecord
-from rig.measure.aggregate import TCodeStats, by_source, headlines, run_ends
+from rig.measure.aggregate import TCodeStats, by_source, ended_run_ids, headlines, run_ends
 from rig.measure.tcodes import is_tcode
 from rig.stats import summarize
 
@@ -58,7 +59,8 @@ class LoadSummary(BaseModel):
     completed_runs: int
     requests: int  # HTTP requests Locust made (the T-code rows excluded)
     requests_per_s: float  # requests ÷ duration_s
-    error_ratio: float  # failed runs, refused submissions and failed logins ÷ all of those attempts
+    error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.load.tally)
+    rig_errors: int = 0  # tasks the rig itself broke: the run is undecided, never passed
     phases: FaultPhases = Field(default_factory=FaultPhases)  # the same apart: steady, in fault windows, recovery
     errors_by_reason: dict[str, int]
     login_failures: int
@@ -118,13 +120,10 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
     ends = run_ends(measures)
     runs = sum(ends.values())
     completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
-    stopped_on_purpose = ends.get("stopped/user_stop", 0)
     errors = _count(measures, "error")
-    refused = sum(int(m.value) for m in measures if m.code == "error" and m.scenario in RUN_SCENARIOS
-                  and (m.label or "").startswith(REQUEST_FAILURES))
     logins = sum(n for label, n in errors.items() if label.startswith("login_failed"))
-    failed = runs - completed - stopped_on_purpose + refused + logins
-    attempts = runs + refused + logins
+    counted = tally(ends, ended_run_ids(measures), [m for m in measures if m.code == "error"],
+                    [m for m in measures if m.code == "task"])
     lag = summarize([m.value for m in measures if m.code == "send_lag"])
     locust = locust_totals(run_dir)
     origins: dict[str, int] = {}
@@ -135,8 +134,8 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         t_codes=headlines(measures), by_source=by_source(measures),
         throughput_rps=completed / duration_s if duration_s else 0.0, runs=runs, completed_runs=completed,
         requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
-        error_ratio=failed / attempts if attempts else 0.0, phases=fault_phases(store), errors_by_reason=errors,
-        login_failures=logins,
+        error_ratio=counted.error_ratio or 0.0, rig_errors=counted.rig_errors, phases=fault_phases(store),
+        errors_by_reason=errors, login_failures=logins,
         end_states=dict(ends), send_lag=SendLag(count=lag.count, p50=lag.p50, p99=lag.p99, max=lag.max),
         workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust,
         replay=_replay(store, measures),

@@ -9,21 +9,35 @@ the code), which `load.json` keeps apart from the request rows.
 from __future__ import annotations
 
 import itertools
+import logging
+from collections.abc import Callable
 
 from locust import events
 from locust.contrib.fasthttp import FastHttpUser
-from locust.exception import StopUser
+from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopUser
 
 from rig.adapters import Adapter, Capabilities, load_adapter_class
 from rig.adapters.models import Auth
-from rig.errors import TargetError
+from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
 from rig.evidence import Measure
 from rig.load.plan import LoadPlan, load_secrets
 from rig.load.process import RECORDER, plan_of
+from rig.load.tally import RIG_ERROR
 from rig.load.transport import LocustTransport
 from rig.measure.tcodes import is_tcode
 
 _ACCOUNTS = itertools.count()
+LOG = logging.getLogger("rig.load")
+LOCUST_CONTROL = (StopUser, InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately)  # Locust's own flow
+
+
+def reason_of(exc: TargetError) -> str:
+    """A short, label-safe reason: `http_409`, `unreachable`, `protocol`."""
+    if isinstance(exc, TargetHTTPError):
+        return f"http_{exc.status}"
+    if isinstance(exc, TargetUnreachable):
+        return "unreachable"
+    return "protocol"
 
 
 class RunEndedWithoutBody(Exception):
@@ -62,6 +76,23 @@ class AdapterUser(FastHttpUser):
         except TargetError as exc:  # this user cannot act: count it, and stop it (the others go on)
             self.record([error_row("login", f"login_failed:{exc.__class__.__name__}")])
             raise StopUser() from None
+        except Exception as exc:  # the rig's own code broke: counted as such, and the run is undecided
+            LOG.exception("rig error while logging in")
+            self.record([error_row("login", f"{RIG_ERROR}:{type(exc).__name__}")])
+            raise StopUser() from None
+
+    def guarded(self, action: str, task: Callable[[], object]) -> None:
+        """Run one task: a refusal or break by the target counts under its reason, a crash of the rig's own code as
+        `rig_error` (its traceback logged); either way the task is counted and the user goes on."""
+        try:
+            task()
+        except TargetError as exc:
+            self.record([error_row(action, reason_of(exc))])
+        except LOCUST_CONTROL:
+            raise
+        except Exception as exc:
+            LOG.exception("rig error in %s", action)
+            self.record([error_row(action, f"{RIG_ERROR}:{type(exc).__name__}")])
 
     def pick_account(self) -> str:
         return self.plan.usernames[next(_ACCOUNTS) % len(self.plan.usernames)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
 from pathlib import Path
 
 import gevent
@@ -56,10 +57,7 @@ class ReplayUser(ResearcherUser):
             if delay > 0:
                 gevent.sleep(delay)
             label = f"{session.key}#{turn.index}:{turn.kind}:{turn.digest}"
-            try:
-                getattr(self, f"replay_{turn.kind}")(turn, due, label)
-            except TargetError as exc:  # a refused request outside a run: counted, the session goes on
-                self.record([error_row("replay", _reason(exc))])
+            self.guarded("replay", partial(getattr(self, f"replay_{turn.kind}"), turn, due, label))
 
     def _sent(self, due: int, sent: int, label: str, run_id: str | None = None) -> None:
         lag = send_lag_measure(due, sent, run_id=run_id, scenario="replay")

@@ -24,7 +24,8 @@ from rig.evidence import Measure
 from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
-from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row
+from rig.load.tally import task_row
+from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
 from rig.measure.derive import run_measures, search_measures, send_lag_measure
 from rig.measure.sse import RawEvent
 from rig.measure.tcodes import TCode
@@ -65,10 +66,7 @@ class ResearcherUser(AdapterUser):
         action = self.rng.choices(list(self.weights), weights=list(self.weights.values()))[0]
         if action != "ask" and self.session_id is None:
             action = "ask"
-        try:
-            getattr(self, f"do_{action}")()
-        except TargetError as exc:  # a refused or broken request outside a run: counted, the user goes on
-            self.record([error_row(action, _reason(exc))])
+        self.guarded(action, getattr(self, f"do_{action}"))
 
     def do_ask(self, scheduled_ns: int | None = None, scenario: str = "ask") -> None:
         if self.session_id is None or self.asked >= 3 or self.rng.random() < 0.3:
@@ -121,12 +119,13 @@ class ResearcherUser(AdapterUser):
     def do_export(self) -> None:
         assert self.session_id is not None
         self.adapter.export(self.auth, self.session_id, "md")
+        self.record([task_row("export")])
 
     def do_search(self) -> None:
         assert self.paper_set is not None
         result = self.adapter.search(self.auth, self.plan.project_by_user[self.username],
                                      [self.rng.choice(self.paper_set.questions)], self.paper_set.doc_ids)
-        self.record(search_measures(result, "search"))
+        self.record([*search_measures(result, "search"), task_row("search")])
 
     # -- building blocks -------------------------------------------------------------------------------------
     def open_session(self) -> None:
@@ -173,7 +172,7 @@ class ResearcherUser(AdapterUser):
         """The run record (polled after a broken stream) and what the user decides from it, now; the typed events,
         the run's T-code rows and what the load run counts, when the event loop is idle (`DERIVER`)."""
         ended = bool(raw) and raw[-1].event in ("done", "error")
-        if self.plan.fetch_detail:
+        if self.plan.fetch_detail and not self.caps.missing("run_detail"):
             try:
                 run.detail = self.reconcile(run.run_id) if not ended else self.adapter.run(self.auth, run.run_id)
             except TargetError as exc:
@@ -253,23 +252,17 @@ class OpenLoopResearcher(ResearcherUser):
         delay = (scheduled - now_ns()) / 1e9
         if delay > 0:
             gevent.sleep(delay)
-        try:
+
+        def arrive() -> None:
             self.open_session()
-        except TargetError as exc:
-            self.record([error_row("open_loop", _reason(exc))])
-            return
-        assert self.paper_set is not None
-        self.ask(self.rng.choice(self.paper_set.questions), "open_loop", scheduled_ns=scheduled)
+            assert self.paper_set is not None
+            self.ask(self.rng.choice(self.paper_set.questions), "open_loop", scheduled_ns=scheduled)
+
+        self.guarded("open_loop", arrive)
 
 
 def _answer(event: Event) -> bool:
     return isinstance(event, TokenEvent) and event.kind == "answer"
 
 
-def _reason(exc: TargetError) -> str:
-    """A short, label-safe reason: `http_409`, `unreachable`, `protocol`."""
-    if isinstance(exc, TargetHTTPError):
-        return f"http_{exc.status}"
-    if isinstance(exc, TargetUnreachable):
-        return "unreachable"
-    return "protocol"
+_reason = reason_of

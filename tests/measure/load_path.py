@@ -36,6 +36,7 @@ def main(store_path: str, drop: bool) -> None:
     user.adapter = WorkbenchAdapter("http://replay.invalid", transport=Replay(data))
     user.auth = Auth(token="t", user_id="u", username="a")
     user.username = "a"
+    user.caps = user.adapter.capabilities()
     RECORDER.store = EvidenceStore(Path(store_path))
     user.follow(RunTranscript(run_id=data["run_id"], question=data["question"], submit_ns=SUBMIT_NS), "ask")
     DERIVER.drain()  # as a load run does when its users stop

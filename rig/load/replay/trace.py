@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -175,7 +174,3 @@ def _value(v: dict[str, Any]) -> Any:
             return v[key]
     return None
 
-
-def iso_seconds(value: str) -> float:
-    """Seconds since the epoch of an RFC 3339 time (for tests and tools that write exports)."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
