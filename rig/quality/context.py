@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rig.adapters.models import Citation, RunDetail, Session
 from rig.catalog.models import QualityTurn
 from rig.evidence import EvidenceStore
+from rig.pdftext import page_texts
 from rig.quality.models import CitedSource, RankedHit, TurnRecord
 from rig.target.recording import RecordingContext
 from rig.target.session import TargetSession
@@ -23,9 +25,10 @@ class QualityContext(RecordingContext):
     """One case-turn: its record id, allowed papers, and `record()` that stores the turn's result."""
 
     def __init__(self, key: int, turn: QualityTurn, store: EvidenceStore, target: TargetSession, *,
-                 tracer: RigTracer, span: Span) -> None:
+                 tracer: RigTracer, span: Span, corpus_dir: Path | None = None) -> None:
         super().__init__(1, key, store, target, tracer=tracer, span=span)
         self.turn = turn
+        self.corpus_dir = corpus_dir  # the rig's own copies of what it uploaded (pages it derives, judges read)
 
     @property
     def project(self) -> str:
@@ -81,15 +84,25 @@ def answer_citations(session: Session, run_id: str) -> tuple[str | None, list[Ci
 
 
 def open_pages(ctx: QualityContext, cited: list[CitedSource], limit: int = 1200) -> None:
-    """Download each cited page once (judges read the citation against the page, not the target's quote)."""
+    """Download each cited page once (judges read the citation against the page, not the target's quote); a target
+    that serves no page text has the page read from the original the rig uploaded."""
     pages: dict[tuple[str, int], str | None] = {}
+    files = {e.doc_id: ctx.corpus_dir / e.file for e in ctx.target.setup.ingest} if ctx.corpus_dir else {}
     for c in cited:
         if c.page is None:
             continue
         key = (c.doc_id, c.page)
         if key not in pages:
-            try:
-                pages[key] = ctx.adapter.page_text(ctx.a, c.doc_id, c.page).text[:limit]
-            except Exception:  # a page the target cannot serve: the sheet says so
-                pages[key] = None
+            text = _page(ctx, c.doc_id, c.page, files.get(c.doc_id))
+            pages[key] = text[:limit] if text is not None else None
         c.page_text = pages[key]
+
+
+def _page(ctx: QualityContext, doc_id: str, page: int, original: Path | None) -> str | None:
+    if not ctx.caps.missing("page_text"):
+        try:
+            return ctx.adapter.page_text(ctx.a, doc_id, page).text
+        except Exception:  # a page the target cannot serve: the sheet says so
+            return None
+    texts = page_texts(original) if original is not None and original.exists() else ()
+    return texts[page - 1] if 1 <= page <= len(texts) else None

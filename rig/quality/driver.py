@@ -10,10 +10,11 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rig.catalog.models import EvalSet, QualityTurn
-from rig.errors import CapabilityMissing, RigError, TargetUnreachable
+from rig.errors import CapabilityMissing, RigError, TargetProtocolError, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.quality.context import QualityContext
@@ -53,6 +54,7 @@ class CaseDriver:
     on_turn: TurnDone | None = None
     eval_set: EvalSet | None = None
     corpus: CorpusManifest | None = None
+    corpus_dir: Path | None = None
     target_down: str | None = None
     finished: set[int] = field(default_factory=set)
 
@@ -63,7 +65,8 @@ class CaseDriver:
         self.store.begin_case(1, key, turn.record_id, turn.sheet, turn.name)
         with self.tracer.case_span(key, turn.record_id, turn.performance_codes, 1) as span:
             self.store.set_case_trace(1, key, trace_id_of(span))
-            ctx = QualityContext(key, turn, self.store, self.target, tracer=self.tracer, span=span)
+            ctx = QualityContext(key, turn, self.store, self.target, tracer=self.tracer, span=span,
+                                 corpus_dir=self.corpus_dir)
             stop: str | None = None
             try:
                 yield ctx
@@ -75,6 +78,11 @@ class CaseDriver:
                 if not self.target.adapter.ready():
                     self.target_down = f"target unreachable since {turn.record_id}: {exc.cause}"
                 stop = f"turn {turn.turn} lost the target"
+            except TargetProtocolError as exc:  # an answer its adapter's rules cannot read: the target's FAIL
+                eid = ctx.evidence("exchange", f"protocol violation in {exc.operation or 'an answer'}",
+                                   {"error": str(exc), "operation": exc.operation, "exchange": exc.exchange})
+                ctx.item("target", Verdict.FAIL, f"protocol violation: {exc}", eid)
+                stop = f"turn {turn.turn} got an answer the protocol does not allow"
             except RigError as exc:
                 ctx.evidence("error", f"rig error in {turn.record_id}", {"error": str(exc),
                                                                          "traceback": traceback.format_exc()})

@@ -71,19 +71,22 @@ def trace(citation: Citation, run_hits: list[RankedHit], allowed_docs: set[str])
                        hit_text=text_of.text if text_of else "")
 
 
-def traceability(cited: list[CitedSource], *, refused: bool = False) -> Metric:
-    """Share of citations that are both traced to this run's hits and inside the allowed papers."""
+def traceability(cited: list[CitedSource], *, refused: bool = False, scoped: bool = True) -> Metric:
+    """Share of citations that are both traced to this run's hits and inside the allowed papers; for a target that
+    cannot keep a question to chosen papers (`scoped` False), traced to this run's hits only (said in the detail)."""
     if not cited:
         if refused:
             return Metric(name="traceability", verdict=Verdict.NA, detail="the answer refuses and cites nothing")
         return Metric(name="traceability", verdict=Verdict.U, detail="the answer has no citation to trace")
-    good = [c for c in cited if c.traced and c.in_scope]
+    good = [c for c in cited if c.traced and (c.in_scope or not scoped)]
     bad = [f"[{c.marker}] {c.paper_id} p.{c.page}: " + ("not a hit of this run" if not c.traced else "outside the "
                                                         "allowed papers") for c in cited if c not in good]
     value = len(good) / len(cited)
+    unscoped = "" if scoped else " (the allowed papers not checked: the target cannot keep a question to them)"
     return Metric(name="traceability", value=round(value, 4), numerator=len(good), denominator=len(cited),
                   verdict=Verdict.PASS if value >= TRACEABILITY_BAR else Verdict.FAIL,
-                  detail="; ".join(bad) or "every citation points to a hit of this run and an allowed paper")
+                  detail=("; ".join(bad) or "every citation points to a hit of this run" +
+                          (" and an allowed paper" if scoped else "")) + unscoped)
 
 
 def faithfulness(answer: str, cited: list[CitedSource]) -> Metric:
@@ -128,9 +131,11 @@ def refusal(answer: str, expected: str | None) -> Metric:
                   + f" ({expected})")
 
 
-def out_of_scope(cited: list[CitedSource]) -> Metric:
-    """Citations to papers outside the allowed set (R2/R4): counted, any one fails."""
+def out_of_scope(cited: list[CitedSource], *, scoped: bool = True) -> Metric:
+    """Citations to papers outside the allowed set (R2/R4): counted, any one fails — BLOCKED (the count kept) for a
+    target that cannot keep a question to chosen papers."""
     outside = [c for c in cited if not c.in_scope]
+    detail = ", ".join(sorted({str(c.paper_id or c.doc_id) for c in outside})) or "none"
     return Metric(name="out_of_scope_citations", value=float(len(outside)), numerator=len(outside),
-                  denominator=len(cited), verdict=Verdict.of(not outside),
-                  detail=", ".join(sorted({str(c.paper_id or c.doc_id) for c in outside})) or "none")
+                  denominator=len(cited), verdict=Verdict.of(not outside) if scoped else Verdict.BLOCKED,
+                  detail=detail if scoped else f"missing capability: scope (outside the allowed papers: {detail})")

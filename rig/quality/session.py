@@ -121,6 +121,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
                     break
                 driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
                                     on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
+                                    corpus_dir=opened.corpus_dir,
                                     target_down=target_down)
                 driver.run(quality_scenario(case.kind))
                 target_down = driver.target_down

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.adapters.models import RunDetail
+from rig.measure.transcript import RunTranscript
 from rig.quality.context import QualityContext
 from rig.quality.driver import CaseDriver
 from rig.quality.models import TurnRecord
@@ -42,6 +42,13 @@ class Conversation:
             record.effective_scope = opened.effective_scope
             ctx.observe("session opened", {"requested": docs, "effective_scope": opened.effective_scope,
                                            "dropped": [d.model_dump() for d in opened.dropped]})
+        elif sorted(docs) != sorted(self.scope) and ctx.caps.missing("sessions"):
+            # no sessions: the conversation is the rig's, and its next question goes with the new papers
+            opened = ctx.adapter.open_session(ctx.a, project or ctx.project, docs)
+            self.session_id = opened.session_id
+            record.effective_scope = opened.effective_scope
+            record.fixture["scope_switch"] = {"from": self.scope, "to": docs, "how": "a new conversation (the "
+                                              "target keeps no sessions)"}
         elif sorted(docs) != sorted(self.scope):
             ctx.require("scope_change")
             changed = ctx.adapter.set_scope(ctx.a, self.session_id, docs)
@@ -56,8 +63,8 @@ class Conversation:
         self.scope = docs
 
     def ask(self, ctx: QualityContext, record: TurnRecord, docs: list[str], question: str | None = None,
-            **extra: Any) -> RunDetail:
-        """Ask one turn in the session, measure it into `record` against `docs`; returns the run's record."""
+            **extra: Any) -> RunTranscript:
+        """Ask one turn in the session, measure it into `record` against `docs`; returns the run."""
         record.scope_doc_ids = docs
         record.previous = list(self.previous)
         self.ensure_scope(ctx, record, docs, extra.pop("project", None))
@@ -67,8 +74,7 @@ class Conversation:
         measure_turn(ctx, record, run, docs, expected_refusal(ctx.turn))
         self.previous.append({"record_id": ctx.turn.record_id, "question": question or ctx.turn.prompt,
                               "answer": record.answer or ""})
-        assert run.detail is not None
-        return run.detail
+        return run
 
 
 @scenario("conversation")
