@@ -335,6 +335,14 @@ class RecordingContext:
         return Fixture("target_control", f"retrieval {mode}",
                        fault_ids=[self.fault("internal_search", point_mode, **spec)])
 
+    def lift(self, fixture: Fixture) -> None:
+        """End a fixture's proxy rules now, before the case goes on (they would otherwise last to its end)."""
+        proxy = self.target.model_proxy
+        for rule_id in fixture.rule_ids:
+            if proxy is not None and rule_id in self._proxy_rules:
+                proxy.remove(rule_id)
+                self._proxy_rules.remove(rule_id)
+
     def fired(self, fixture: Fixture) -> int | None:
         """How often the fixture's rules or faults fired so far (None when the fixture cannot say)."""
         proxy = self.target.model_proxy

@@ -49,6 +49,8 @@ def over_budget_message(ctx: CaseContext) -> None:
         ctx.read(ctx.a, run)
         if budget is None or ctx.took_effect(budget, "explicit_limit", "no_silent_truncation"):
             _accepted(ctx, run, opened.session_id, fixture)
+    if budget is not None:
+        ctx.lift(budget)  # the budget was this input's: the normal question after it is asked without it
     after: RunTranscript = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
     ctx.item("next_request_ok", ended == "completed", f"next run ended {ended}")
