@@ -28,9 +28,11 @@ test: setup
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
-# Third-party targets: Open WebUI in its own cached environment (~7 GB, ~6 min the first time; RIG_PEERS_CACHE).
+# Third-party targets, each in its own cached environment (RIG_PEERS_CACHE): Open WebUI (~7 GB, ~6 min the first
+# time) and LightRAG (~770 MB, ~80 s; tiktoken's ranks rebuilt from the npm package js-tiktoken).
 peers: setup
 	$(BIN)/python tests/peers/openwebui.py install
+	$(BIN)/python tests/peers/lightrag.py install
 
 test-peers: peers
 	$(BIN)/python -m pytest -m peer tests/peers

@@ -13,13 +13,17 @@ documents through the same OpenAI-compatible endpoint retrieves without any mode
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
+import struct
 import time
 from typing import Any
 
 from pydantic import BaseModel
+
+from chaos.mock_prompts import answer_internal
 
 MODELS = ("rig-mock", "rig-mock-mini")  # the ids it lists; it answers any id the same way, and names it back
 REFUSAL = "未找到依据：所选资料中没有能够直接回答这个问题的内容。"
@@ -71,15 +75,31 @@ def _sources_in(text: str) -> list[dict[str, Any]]:
     return out
 
 
+_CHUNK_LINE = re.compile(r'^\{.*"reference_id".*\}$', re.M)
+
+
+def _chunk_lines(text: str) -> list[dict[str, Any]]:
+    """Lines that are JSON objects with `reference_id` and `content`: one retrieved chunk each."""
+    out: list[dict[str, Any]] = []
+    for line in _CHUNK_LINE.findall(text):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("content"), str) and value.get("reference_id"):
+            out.append({"ref": str(value["reference_id"]), "text": value["content"]})
+    return out
+
+
 def _context_hits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`<source id="n">text</source>` blocks anywhere in the prompt, as hits with ref n."""
+    """`<source id="n">text</source>` blocks and chunk lines anywhere in the prompt, as hits with ref n."""
     out: list[dict[str, Any]] = []
     for m in messages:
         content = m.get("content")
         texts = [content] if isinstance(content, str) else [c.get("text", "") for c in content or []
                                                              if isinstance(c, dict)]
         for text in texts:
-            out += _sources_in(text or "")
+            out += _sources_in(text or "") + _chunk_lines(text or "")
     return out
 
 
@@ -134,10 +154,16 @@ def embeddings_response(body: dict[str, Any]) -> dict[str, Any]:
     """An OpenAI `/embeddings` answer for `input` (a string or a list of strings)."""
     raw = body.get("input")
     texts = [raw] if isinstance(raw, str) else [str(t) for t in raw or []]
+    encode = _base64 if body.get("encoding_format") == "base64" else (lambda v: v)
     return {"object": "list", "model": str(body.get("model") or "rig-mock-embed"),
-            "data": [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)],
+            "data": [{"object": "embedding", "index": i, "embedding": encode(embed(t))} for i, t in enumerate(texts)],
             "usage": {"prompt_tokens": sum(count_tokens(t) for t in texts),
                       "total_tokens": sum(count_tokens(t) for t in texts)}}
+
+
+def _base64(vector: list[float]) -> str:
+    """An embedding as OpenAI sends it when asked for `encoding_format: base64`: little-endian float32s."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
 
 
 def _tool_arguments(tool: dict[str, Any], question: str) -> dict[str, Any]:
@@ -186,8 +212,13 @@ class Completion(BaseModel):
 
 def complete(body: dict[str, Any]) -> Completion:
     """Decide the mock's reply to a chat-completions request body."""
-    turn = read_request(body)
     model = str(body.get("model") or "rig-mock")
+    internal = answer_internal(body.get("messages") or [])
+    if internal is not None:
+        return Completion(model=model, text=internal, prompt_tokens=sum(count_tokens(str(m.get("content") or ""))
+                                                                        for m in body.get("messages") or []),
+                          completion_tokens=count_tokens(internal))
+    turn = read_request(body)
     if turn.tools and turn.tool_results == 0:
         tool = turn.tools[0]
         name = (tool.get("function") or {}).get("name", "tool")

@@ -30,6 +30,10 @@ import httpx
 
 from rig.load.procs import free_port
 
+if __package__ in (None, ""):  # run as a script (make peers, the restart command): the checkout is the import root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.peers.processes import gone, spawn, stop_process, stop_recorded
+
 VERSION = "0.12.4"
 CACHE = Path(os.environ.get("RIG_PEERS_CACHE", Path.home() / ".cache" / "rig" / "peers"))
 VENV = CACHE / f"open-webui-{VERSION}"
@@ -58,51 +62,18 @@ class Account:
     env: str
 
 
-def _spawn(root: Path, cmd: list[str], log: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with (root / log).open("ab") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-
-def _kill_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie of ours counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-    except OSError:
-        return True
-
-
 def start_server(root: Path) -> int:
     """Start Open WebUI for `root` with its saved settings (port, environment); returns and records its pid."""
     settings = json.loads((root / "open-webui.json").read_text())
-    proc = _spawn(root, [str(EXECUTABLE), "serve", "--host", "127.0.0.1", "--port", str(settings["port"])],
-                  "open-webui.log", {**os.environ, **settings["env"]})
+    proc = spawn(root, [str(EXECUTABLE), "serve", "--host", "127.0.0.1", "--port", str(settings["port"])],
+                 "open-webui.log", {**os.environ, **settings["env"]})
     (root / "open-webui.pid").write_text(str(proc.pid))
     return proc.pid
 
 
 def stop_server(root: Path, sig: int = signal.SIGTERM, timeout_s: float = 20.0) -> None:
     """End the Open WebUI recorded for `root` (its whole process group), SIGKILL if it lingers."""
-    pid_file = root / "open-webui.pid"
-    if not pid_file.exists():
-        return
-    pid = int(pid_file.read_text())
-    _kill_group(pid, sig)
-    deadline = time.monotonic() + timeout_s
-    while not _gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if not _gone(pid):
-        _kill_group(pid, signal.SIGKILL)
-    pid_file.unlink(missing_ok=True)
+    stop_recorded(root / "open-webui.pid", sig, timeout_s)
 
 
 def restart_server(root: Path) -> int:
@@ -153,7 +124,7 @@ class OpenWebUI:
         settings.write_text(json.dumps({"port": self.port, "env": self.env()}))
         settings.chmod(0o600)  # the secret key
         try:
-            self.proxy = _spawn(self.root, [sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", "mock",
+            self.proxy = spawn(self.root, [sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", "mock",
                                             "--listen", f"127.0.0.1:{self.proxy_port}"], "proxy.log", dict(os.environ))
             start_server(self.root)
             self.wait_ready()
@@ -169,7 +140,7 @@ class OpenWebUI:
             if self.proxy is not None and self.proxy.poll() is not None:
                 raise RuntimeError(f"the fault proxy exited with {self.proxy.returncode}; see {self.root}/proxy.log")
             pid_file = self.root / "open-webui.pid"
-            if pid_file.exists() and _gone(int(pid_file.read_text())):
+            if pid_file.exists() and gone(int(pid_file.read_text())):
                 raise RuntimeError(f"Open WebUI exited; see {self.root}/open-webui.log")
             try:
                 if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
@@ -215,13 +186,7 @@ class OpenWebUI:
 
     def stop(self) -> None:
         stop_server(self.root)
-        if self.proxy is not None and self.proxy.poll() is None:
-            _kill_group(self.proxy.pid, signal.SIGTERM)
-            try:
-                self.proxy.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                _kill_group(self.proxy.pid, signal.SIGKILL)
-                self.proxy.wait()
+        stop_process(self.proxy)
         self.proxy = None
 
 
