@@ -23,18 +23,17 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import yaml
 
 from rig.load.procs import free_port
 
 if __package__ in (None, ""):  # run as a script (make peers, the restart command): the checkout is the import root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.peers.processes import gone, spawn, stop_process, stop_recorded
+from tests.peers.harness import main as harness_main
+from tests.peers.harness import spawn, stop_process, stop_recorded, wait_ready
 
 VERSION = "1.5.7"
 CACHE = Path(os.environ.get("RIG_PEERS_CACHE", Path.home() / ".cache" / "rig" / "peers"))
@@ -169,20 +168,7 @@ class LightRAG:
         return self
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proxy is not None and self.proxy.poll() is not None:
-                raise RuntimeError(f"the fault proxy exited with {self.proxy.returncode}; see {self.root}/proxy.log")
-            pid_file = self.root / "lightrag.pid"
-            if pid_file.exists() and gone(int(pid_file.read_text())):
-                raise RuntimeError(f"LightRAG exited; see {self.root}/lightrag.log")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"LightRAG not ready after {READY_TIMEOUT_S:.0f} s; see {self.root}/lightrag.log")
+        wait_ready(self.url, self.root, "lightrag", self.proxy, READY_TIMEOUT_S)
 
     def restart_cmd(self) -> str:
         return f"{sys.executable} {Path(__file__).resolve()} restart {self.root}"
@@ -205,34 +191,14 @@ class LightRAG:
         self.proxy = None
 
 
+def _install() -> str:
+    install()
+    return f"LightRAG {VERSION} in {VENV}; tiktoken's o200k_base in {TIKTOKEN}"
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["install"]:
-        install()
-        print(f"LightRAG {VERSION} in {VENV}; tiktoken's o200k_base in {TIKTOKEN}")
-        return 0
-    if argv[:1] == ["restart"] and len(argv) == 2:
-        pid = restart_server(Path(argv[1]))
-        print(f"LightRAG restarted (pid {pid})")
-        return 0
-    if argv[:1] == ["serve"] and len(argv) == 2:
-        root = Path(argv[1])
-        peer = LightRAG(root).start()
-        (root / "rig.yaml").write_text(peer.rig_yaml(), encoding="utf-8")
-        env = root / "env"
-        env.write_text("".join(f"export {k}={v}\n" for k, v in peer.secrets_env().items()), encoding="utf-8")
-        env.chmod(0o600)
-        print(f"LightRAG at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C or SIGTERM stops it", flush=True)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
-        try:
-            signal.pause()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            peer.stop()
-        return 0
-    print(__doc__)
-    return 2
+    return harness_main(argv, name="LightRAG", install=_install, restart=restart_server,
+                        start=lambda root: LightRAG(root).start())
 
 
 if __name__ == "__main__":

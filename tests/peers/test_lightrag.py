@@ -11,7 +11,6 @@ the same YAML.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.quality.session import QualityOptions, run_quality
 from rig.verdict import Verdict
+from tests.peers.harness import serving
 from tests.peers.lightrag import LightRAG, installed
 
 pytestmark = pytest.mark.peer
@@ -91,17 +91,9 @@ DECIDED = (Verdict.PASS, Verdict.FAIL, Verdict.U)  # an item that ran; BLOCKED a
 def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LightRAG]:
     if not installed():
         pytest.fail("LightRAG is not installed: `make test-peers` installs it into its cached environment")
-    root = tmp_path_factory.mktemp("lightrag")
-    instance = LightRAG(root).start()
-    (root / "rig.yaml").write_text(instance.rig_yaml(), encoding="utf-8")
-    saved = dict(os.environ)
-    os.environ.update(instance.secrets_env())
-    try:
-        yield instance
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        instance.stop()
+    with serving(LightRAG(tmp_path_factory.mktemp("lightrag")).start()) as running:
+        assert isinstance(running, LightRAG)
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ declares absent ends BLOCKED naming it, and a case's other items still run.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ from rig.gate.session import GateOptions, GateResult, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.verdict import Verdict
+from tests.peers.harness import serving
 from tests.peers.openwebui import OpenWebUI, free_port, installed, restart_server
 
 pytestmark = pytest.mark.peer
@@ -86,17 +86,9 @@ DECIDED = (Verdict.PASS, Verdict.FAIL, Verdict.U)  # an item that ran; BLOCKED a
 def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenWebUI]:
     if not installed():
         pytest.fail("Open WebUI is not installed: `make test-peers` installs it into its cached environment")
-    root = tmp_path_factory.mktemp("openwebui")
-    instance = OpenWebUI(root).start()
-    (root / "rig.yaml").write_text(instance.rig_yaml(), encoding="utf-8")
-    saved = dict(os.environ)
-    os.environ.update(instance.secrets_env())
-    try:
-        yield instance
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        instance.stop()
+    with serving(OpenWebUI(tmp_path_factory.mktemp("openwebui")).start()) as running:
+        assert isinstance(running, OpenWebUI)
+        yield running
 
 
 @pytest.fixture(scope="module")
