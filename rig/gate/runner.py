@@ -57,7 +57,7 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     outcome = RunOutcome()
     outcome.browser = browser
     tracer = tracer or noop_tracer()
-    done = store.done_cases()
+    done = ran_cases(store)
     for rep in range(1, repeat + 1):
         for spec in specs:
             case = eval_set.case(spec.case_id)
@@ -83,6 +83,12 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
             if progress:
                 progress(rep, spec, verdict)
     return outcome
+
+
+def ran_cases(store: EvidenceStore) -> set[tuple[int, int]]:
+    """The case runs a resume keeps: finished with a verdict; one recorded NOT_RUN (the target was down, or could not
+    be set up) never ran, and runs on the resume."""
+    return {(c.rep, c.case_id) for c in store.cases() if c.status == "done" and c.verdict != Verdict.NOT_RUN}
 
 
 def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,

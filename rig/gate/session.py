@@ -19,7 +19,7 @@ from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.gate.registry import CaseSpec, all_cases
-from rig.gate.runner import run_cases
+from rig.gate.runner import ran_cases, run_cases
 from rig.interrupt import graceful_stop
 from rig.measure.aggregate import observed
 from rig.policy import Decision, Policy, decide_gate, load_policy
@@ -241,9 +241,10 @@ def _setup_failed(options: GateOptions, specs: list[CaseSpec], eval_set: EvalSet
         "error": error.message, "fix": error.fix, "operation": getattr(error, "operation", None),
         "exchange": getattr(error, "exchange", None)})
     reason = f"not run: the target could not be set up: {error.message}"
+    ran = ran_cases(store)
     for rep in range(1, options.repeat + 1):
         for spec in specs:
-            if (rep, spec.case_id) in store.done_cases():
+            if (rep, spec.case_id) in ran:
                 continue
             case = eval_set.case(spec.case_id)
             store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)

@@ -133,14 +133,17 @@ SPEC = {
 }
 
 
-def run_gate_on(server: Gappy, tmp: Path, cases: str = "2") -> tuple[subprocess.CompletedProcess[str], Path]:
+def run_gate_on(server: Gappy, tmp: Path, cases: str = "2", *, resume: bool = False
+                ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`rig gate` against the server as a subprocess (its console and exit code as a user sees them)."""
     tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "rig.yaml"
     config.write_text(yaml.safe_dump({"target": {"url": server.url, "ready_path": "/health", "http": SPEC},
                                       "accounts": {"a": {"username": "ann", "password_env": "RIG_GAP_PW"},
                                                    "b": {"username": "ben", "password_env": "RIG_GAP_PW"}}}))
     out = tmp / "run"
+    where = ["--resume", str(out)] if resume else ["--out", str(out)]
     done = subprocess.run([sys.executable, "-m", "rig.cli", "gate", "--target", server.url, "--config", str(config),
-                           "--cases", cases, "--out", str(out)], capture_output=True, text=True, timeout=240,
+                           "--cases", cases, *where], capture_output=True, text=True, timeout=240,
                           env={**os.environ, "RIG_GAP_PW": PASSWORD, "COLUMNS": "200"})
     return done, out

@@ -57,6 +57,17 @@ def test_an_upload_answer_without_a_document_id_ends_setup_exit_2_with_the_excha
     assert error["operation"] == "upload" and '"ok": true' in error["exchange"]["response"]
 
 
+def test_a_resume_after_a_failed_setup_runs_the_cases_it_could_not(gappy: Gappy, tmp_path: Path) -> None:
+    gappy.faults["upload_answer"] = {"ok": True}
+    first, out = run_gate_on(gappy, tmp_path)
+    assert first.returncode == 2
+    del gappy.faults["upload_answer"]  # the target fixed: NOT_RUN never ran, so the resume runs it
+    again, _ = run_gate_on(gappy, tmp_path, resume=True)
+    results = json.loads((out / "results.json").read_text())
+    assert [c["verdict"] for c in results["cases"]] != ["NOT_RUN"], again.stdout + again.stderr
+    assert "Traceback" not in again.stdout + again.stderr
+
+
 def test_an_unknown_status_word_ends_setup_exit_2_naming_the_field(gappy: Gappy, tmp_path: Path) -> None:
     gappy.faults["status_word"] = "indexing-ish"  # not in the values map: no status of the rig's
     done, out = run_gate_on(gappy, tmp_path)
