@@ -33,6 +33,13 @@ def machine() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "memory_gib": mem, "os": platform.platform(), "python": sys.version.split()[0]}
 
 
+class DecisionInputs(BaseModel):
+    """What a run's decision reads besides its own evidence and policy, so `rig report` decides exactly as the run did."""
+
+    load: str | None = None  # a finished `rig load` run whose numbers the gate's thresholds also judge
+    baseline: str | None = None  # the earlier run (resolved) the decision is also taken against
+
+
 class RunManifest(BaseModel):
     kind: str
     rig_version: str = Field(default_factory=lambda: version("rig"))
@@ -47,6 +54,7 @@ class RunManifest(BaseModel):
     eval_set_sha256: str | None = None
     corpus_digest: str | None = None
     policy: dict[str, Any] | None = None
+    decision_inputs: DecisionInputs = Field(default_factory=DecisionInputs)
     seeds: dict[str, Any] = Field(default_factory=dict)
     chaos_schedule: dict[str, Any] | None = None
     defects: list[str] = Field(default_factory=list)

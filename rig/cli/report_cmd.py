@@ -18,7 +18,7 @@ def report(
     its evidence store, without touching any target. A run that was killed is marked ended early (the time of
     its last evidence) and decides at best "undecided". Exit codes are the run's own: 0 pass, 1 fail, 2 undecided.
     """
-    from rig.report.finish import finish_run
+    from rig.finish import finish_run
 
     try:
         finished = finish_run(run_dir)

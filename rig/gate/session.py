@@ -18,17 +18,18 @@ from rig.config import RigConfig, load_config
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
+from rig.gate.finish import finish_gate, load_observed
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import ran_cases, run_cases
 from rig.interrupt import graceful_stop
 from rig.measure.aggregate import observed
-from rig.policy import Decision, Policy, decide_gate, load_policy
+from rig.policy import Decision, load_policy
 from rig.redact import Redactor
-from rig.report import build_report_data, write_reports
-from rig.report.data import ReportData, store_verdicts
+from rig.report import build_report_data
+from rig.report.data import ReportData
 from rig.report.write import point_latest
 from rig.rundir import release, run_directory
-from rig.runmanifest import RunManifest, read_manifest, write_manifest
+from rig.runmanifest import DecisionInputs, RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import OpenedTarget, open_target
 from rig.target.setup import ISOLATED, SetupNeeds, needs_of
@@ -124,6 +125,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     eval_set = load_eval_set(options.eval_set)
     specs = select_cases(options)
     baseline = _baseline(options, config)  # a bad baseline stops the gate before it starts anything
+    if options.load is not None:
+        load_observed(options.load)  # so does a load run the thresholds cannot read
     run_dir = run_directory("gate", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
@@ -133,7 +136,9 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         defects = manifest.defects
     else:
         manifest = RunManifest(kind="gate", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
-                               policy=policy.model_dump(mode="json"), defects=options.defects)
+                               policy=policy.model_dump(mode="json"), defects=options.defects,
+                               decision_inputs=DecisionInputs(load=str(options.load) if options.load else None,
+                                                              baseline=str(baseline) if baseline else None))
         defects = options.defects
     receiver = start_receiver(options.otlp_listen or (config.target.otlp_listen if config else None))
     receiver.sinks.append(lambda s: store_span(store, s))
@@ -147,7 +152,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             opened = open_target(config, run_dir, store, redactor, receiver, manifest, defects, started, progress,
                                  needs=setup_needs(specs, eval_set))
         except Exception as exc:  # the target could not be set up (or the rig broke doing it): nothing can run
-            return _setup_failed(options, specs, eval_set, store, manifest, policy, run_dir, exc)
+            return _setup_failed(options, specs, eval_set, store, manifest, run_dir, exc)
         finally:
             embedded = started[0] if started else None
         target, corpus_dir, corpus_manifest, defaults = (opened.target, opened.corpus_dir, opened.corpus,
@@ -173,28 +178,15 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         if embedded is not None:
             settle_target_spans(store, receiver)
             store.set_meta("target_pid", embedded.pid)
+        if outcome.target_down:
+            store.set_meta("target_down", outcome.target_down)
+        if outcome.stopped:  # `rig report` keeps saying so
+            store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case runs done)")
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
-        observed_now = observed(store.measures())
-        if options.load is not None:
-            observed_now.update(load_observed(options.load))
-        verdicts, flips = store_verdicts(store)
-        extra = [outcome.target_down] if outcome.target_down else []
-        if outcome.stopped:
-            extra.append(f"{stop.reason} ({counter['n']} of {total} case runs done)")
-            store.set_meta("stopped", extra[-1])  # `rig report` keeps saying so
-        extra += [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
-        decision = decide_gate(verdicts, policy, observed_now, extra)
-        data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-        write_reports(run_dir, data)
-        if baseline is not None:  # compare reads this run's results.json, so decide again once it is written
-            from rig.compare.baseline import decide_with_baseline
-
-            decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
-            data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-            write_reports(run_dir, data)
+        decision, data = finish_gate(run_dir, store, manifest)
         point_latest(run_dir, options.reports_root)
-        record_history(options.reports_root, run_dir, manifest, decision.decision, observed_now)
+        record_history(options.reports_root, run_dir, manifest, decision.decision, observed(store.measures()))
         if options.pushgateway:
             from rig.telemetry.gate_metrics import push_gate_results
 
@@ -233,7 +225,7 @@ def rig_crash(run_dir: Path, store: EvidenceStore, exc: BaseException) -> RigErr
 
 
 def _setup_failed(options: GateOptions, specs: list[CaseSpec], eval_set: EvalSet, store: EvidenceStore,
-                  manifest: RunManifest, policy: Policy, run_dir: Path, exc: Exception) -> GateResult:
+                  manifest: RunManifest, run_dir: Path, exc: Exception) -> GateResult:
     """Setting the target up failed: the cause (with the exchange, for a protocol gap) goes to the evidence store,
     every selected case is NOT_RUN saying why, and the reports are written — undecided, exit 2."""
     error = exc if isinstance(exc, RigError) else rig_crash(run_dir, store, exc)
@@ -250,12 +242,10 @@ def _setup_failed(options: GateOptions, specs: list[CaseSpec], eval_set: EvalSet
             store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
             store.add_item(rep, spec.case_id, Item(name="setup", verdict=Verdict.NOT_RUN, reason=reason))
             store.end_case(rep, spec.case_id, Verdict.NOT_RUN, reason)
+    store.set_meta("setup_failed", f"setup failed: {error}")
     manifest.ended_at = now_iso()
     write_manifest(run_dir, manifest)
-    verdicts, _ = store_verdicts(store)
-    decision = decide_gate(verdicts, policy, {}, [f"setup failed: {error}"])
-    data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-    write_reports(run_dir, data)
+    decision, data = finish_gate(run_dir, store, manifest)
     return GateResult(decision, run_dir, data, setup_error=error)
 
 
@@ -266,21 +256,6 @@ def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:
 
     target = "embedded" if config is None else config.target.url
     return resolve_baseline(options.baseline, "gate", target, options.reports_root)
-
-
-def load_observed(load_dir: Path) -> dict[str, float | None]:
-    """Threshold keys from a load run's `load.json` (`T4.p95@20`, `error_rate`, …)."""
-    from rig.load.summary import LoadSummary, observed_for_policy
-
-    path = load_dir / "load.json"
-    if not path.exists():
-        raise ConfigError(f"{load_dir} holds no load.json", fix="pass the run directory of a finished rig load")
-    try:
-        summary = LoadSummary.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not a load.json this rig can read: {str(exc)[:300]}",
-                          fix="re-run rig load, or rebuild it from the run's evidence") from None
-    return observed_for_policy(summary)
 
 
 def _start_browser(options: GateOptions, base_url: str, run_dir: Path) -> BrowserKit | str:

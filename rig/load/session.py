@@ -20,22 +20,18 @@ from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore, Measure
 from rig.fixtures import ensure_corpus
 from rig.interrupt import graceful_stop
+from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, free_port, start_locust, wait_bounded
 from rig.load.replay import parse_window, plan_replay, read_trace
 from rig.load.summary import LoadSummary, load_summary, observed_for_policy
-from rig.load.workers import WorkerRecord
-from rig.policy import Decision, Policy, decide_gate, load_policy
+from rig.policy import Decision, load_policy
 from rig.redact import Redactor
-from rig.report.data import build_report_data
-from rig.report.html import html_report
-from rig.report.load_section import load_section
-from rig.report.markdown import markdown_report
 from rig.report.write import point_latest
 from rig.rundir import release, run_directory
-from rig.runmanifest import RunManifest, write_manifest
+from rig.runmanifest import DecisionInputs, RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.open import Connection, connect
 
@@ -102,45 +98,6 @@ def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str,
     return logins
 
 
-def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
-    """The load run's decision: its thresholds when the policy has some; a run that measured no run is never green."""
-    if summary.runs == 0:
-        reasons = ["no run was measured: nothing to decide on"]
-        if summary.login_failures:
-            reasons.append(f"{summary.login_failures} login(s) failed")
-        if summary.errors_by_reason:
-            reasons.append("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())))
-        return Decision(decision="undecided", reasons=reasons)
-    if policy.thresholds:
-        decision = decide_gate([], policy, observed_for_policy(summary))
-    else:
-        decision = Decision(decision="recorded",
-                            reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
-    if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
-        failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
-        decision = Decision(decision="undecided", reasons=[
-            f"{summary.login_failures} login(s) failed ({', '.join(failed)})", *decision.reasons])
-    if summary.rig_errors and decision.decision != "fail":  # the rig broke some tasks: its numbers are not whole
-        decision = Decision(decision="undecided", reasons=[
-            f"{summary.rig_errors} task(s) broke in the rig's own code (rig_error; tracebacks in the Locust logs)",
-            *decision.reasons])
-    if summary.lost_workers and decision.decision != "fail":  # the load fell while the run went on
-        decision = Decision(decision="undecided", reasons=[*map(lost_worker_line, summary.lost_workers),
-                                                           *decision.reasons])
-    return decision
-
-
-def lost_worker_line(w: WorkerRecord) -> str:
-    """`worker H lost at 12:00:03 (last heard 12:00:01), 41 rows and 230 requests counted from it`."""
-    def clock(ms: float | None) -> str:
-        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S") if ms else "?"
-
-    when = f"lost at {clock(w.lost_ms)} (last heard {clock(w.silent_since_ms)})" if w.lost_ms else "left mid-run"
-    if w.returned_ms:
-        when += f", back at {clock(w.returned_ms)}"
-    return f"worker {w.worker_id} {when}, {w.rows} rows and {w.requests} requests counted from it"
-
-
 def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
              bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None,
              prepare: list[Hook] | None = None, finish: list[Finish] | None = None,
@@ -172,6 +129,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
                            policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
+                           decision_inputs=DecisionInputs(baseline=str(baseline) if baseline else None),
                            chaos_schedule={"file": str(options.chaos)} if options.chaos else None,
                            defects=list(options.defects))
     conn: Connection | None = None
@@ -269,27 +227,15 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                                options.workers, options.users)
         for after in finish or []:
             after(ctx, summary)
-        (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        if stop:  # `rig report` keeps saying so
+            store.set_meta("stopped", f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} "
+                           "run(s) counted")
         if code not in (0, 1) and not stop:
+            (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
             tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
             raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
-        decision = decide_load(summary, policy)
-        if stop:
-            why = f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} run(s) counted"
-            store.set_meta("stopped", why)  # `rig report` keeps saying so
-            decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
-                                reasons=[why, *decision.reasons])
-        if baseline is not None:
-            from rig.compare.baseline import decide_with_baseline
-
-            decision = decide_with_baseline(decision, policy.baseline, baseline, run_dir)
-        store.set_meta("decision", decision.model_dump(mode="json"))
-        data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-        section = load_section(store, summary, bands(ctx) if bands else None)
-        more: list[tuple[str, str]] = sections(ctx, summary) if sections else []
-        (run_dir / "report.html").write_text(html_report(data, [("Load", section), *more]), encoding="utf-8")
-        (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
+        decision = finish_load(run_dir, store, manifest, summary, sections(ctx, summary) if sections else None)
         point_latest(run_dir, options.reports_root)
         record_history(options.reports_root, run_dir, manifest, decision.decision, observed_for_policy(summary))
         return LoadResult(run_dir, summary, decision, code)

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rig.errors import ConfigError
+from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult
@@ -132,17 +133,20 @@ def _started(part_dir: Path) -> Path | None:
 def kept_load(load_dir: Path, policy: Path) -> LoadResult | None:
     """A finished load part as it is; a killed one finished from its evidence (load runs are not resumed:
     a second half would not be the same load); None when it never started."""
-    from rig.load.session import decide_load
+    from rig.finish import finish_run
     from rig.load.summary import LoadSummary
-    from rig.policy import load_policy
 
     if not (load_dir / "evidence.sqlite3").exists():
         return None
-    if _finished(load_dir) and (load_dir / "load.json").exists():
+    if _finished(load_dir) and (load_dir / "load.json").exists():  # its own decision, as it took it
         summary = LoadSummary.model_validate_json((load_dir / "load.json").read_text(encoding="utf-8"))
-        return LoadResult(load_dir, summary, decide_load(summary, load_policy(policy)), None)
-    from rig.report.finish import finish_run
-
+        store = EvidenceStore(load_dir / "evidence.sqlite3")
+        try:
+            decided = store.meta("decision")
+        finally:
+            store.close()
+        if decided:
+            return LoadResult(load_dir, summary, Decision.model_validate(decided), None)
     finished = finish_run(load_dir)
     summary = LoadSummary.model_validate_json((load_dir / "load.json").read_text(encoding="utf-8"))
     return LoadResult(load_dir, summary, finished.decision, None)

@@ -31,6 +31,7 @@ from rig.report import build_report_data
 from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
+from rig.run_end import ended_reasons
 from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -145,9 +146,10 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
 
 
 def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet, manifest: RunManifest,
-                          judge: JudgeOptions | None = None, ended_early: str | None = None) -> QualitySummary:
-    """quality.json, the judge sheets (with proposals when a judge is set), report.html and report.md; a run that
-    `ended_early` (finished by `rig report`) decides at best "undecided", saying so."""
+                          judge: JudgeOptions | None = None) -> QualitySummary:
+    """The quality run's one decision and its outputs, for the live run and `rig report` alike: quality.json, the judge
+    sheets (with proposals when a judge is set), report.html and report.md; a run that did not end whole (killed,
+    stopped: `rig.run_end`) decides at best "undecided", saying so."""
     records = turn_records(store)
     proposals: dict[str, Proposal] = {}
     if judge is not None:
@@ -156,8 +158,7 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
         for e in store.evidence(kind="judge_proposal"):
             proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
     summary = quality_summary(store, records)
-    notes = ([f"the run ended early (last evidence at {ended_early}); finished from its evidence by rig report"]
-             if ended_early else []) + ([str(store.meta("stopped"))] if store.meta("stopped") else [])
+    notes = ended_reasons(manifest, store)
     if notes:
         summary.decision = Decision(decision="fail" if summary.decision.decision == "fail" else "undecided",
                                     reasons=[*notes, *summary.decision.reasons])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rig.load.session import lost_worker_line
+from rig.load.finish import lost_worker_line
 from rig.load.workers import WorkerBook, WorkerLedger, read_ledger, report_counts
 
 

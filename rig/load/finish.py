@@ -1,0 +1,86 @@
+"""The load run's one decision and its outputs, for the live run and for `rig report` alike: load.json, the decision
+kept in the store, report.html and report.md, from the run's summary, its policy and baseline (the manifest), and
+how it ended (`rig.run_end`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from rig.evidence import EvidenceStore
+from rig.load.summary import LoadSummary, observed_for_policy
+from rig.load.workers import WorkerRecord
+from rig.policy import Decision, Policy, decide_gate
+from rig.report.chaos_section import chaos_bands, chaos_section
+from rig.report.data import build_report_data
+from rig.report.html import html_report
+from rig.report.load_section import load_section
+from rig.report.markdown import markdown_report
+from rig.run_end import ended_reasons
+from rig.runmanifest import RunManifest
+
+
+def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summary: LoadSummary,
+                sections: list[tuple[str, str]] | None = None) -> Decision:
+    """Write load.json, decide, keep the decision in the store and write the reports; `sections` are the extensions'
+    own (by default the chaos analysis the summary holds, rendered from it)."""
+    (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    policy = Policy.model_validate(manifest.policy or {})
+    decision = decide_load(summary, policy)
+    ended = ended_reasons(manifest, store)
+    if ended:
+        decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
+                            reasons=[*ended, *decision.reasons])
+    if manifest.decision_inputs.baseline:
+        from rig.compare.baseline import decide_with_baseline
+
+        decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
+    store.set_meta("decision", decision.model_dump(mode="json"))
+    data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+    if sections is None:
+        sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
+    section = load_section(store, summary, chaos_bands(store) or None)
+    (run_dir / "report.html").write_text(html_report(data, [("Load", section), *sections]), encoding="utf-8")
+    (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
+    return decision
+
+
+def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
+    """The load run's decision: its thresholds when the policy has some; a run that measured no run is never green."""
+    if summary.runs == 0:
+        reasons = ["no run was measured: nothing to decide on"]
+        if summary.login_failures:
+            reasons.append(f"{summary.login_failures} login(s) failed")
+        if summary.errors_by_reason:
+            reasons.append("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())))
+        return Decision(decision="undecided", reasons=reasons)
+    if policy.thresholds:
+        decision = decide_gate([], policy, observed_for_policy(summary))
+    else:
+        decision = Decision(decision="recorded",
+                            reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+    if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
+        failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
+        decision = Decision(decision="undecided", reasons=[
+            f"{summary.login_failures} login(s) failed ({', '.join(failed)})", *decision.reasons])
+    if summary.rig_errors and decision.decision != "fail":  # the rig broke some tasks: its numbers are not whole
+        decision = Decision(decision="undecided", reasons=[
+            f"{summary.rig_errors} task(s) broke in the rig's own code (rig_error; tracebacks in the Locust logs)",
+            *decision.reasons])
+    if summary.lost_workers and decision.decision != "fail":  # the load fell while the run went on
+        decision = Decision(decision="undecided", reasons=[*map(lost_worker_line, summary.lost_workers),
+                                                           *decision.reasons])
+    return decision
+
+
+def lost_worker_line(w: WorkerRecord) -> str:
+    """`worker H lost at 12:00:03 (last heard 12:00:01), 41 rows and 230 requests counted from it`."""
+    def clock(ms: float | None) -> str:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S") if ms else "?"
+
+    when = f"lost at {clock(w.lost_ms)} (last heard {clock(w.silent_since_ms)})" if w.lost_ms else "left mid-run"
+    if w.returned_ms:
+        when += f", back at {clock(w.returned_ms)}"
+    return f"worker {w.worker_id} {when}, {w.rows} rows and {w.requests} requests counted from it"
+
+
