@@ -6,21 +6,14 @@ threshold must hold on its own. Exit code 0 pass, 1 fail, 2 the gate could not d
 
 from __future__ import annotations
 
-import operator
-import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rig.measure.thresholds import BaselineRule, Threshold
 from rig.verdict import Verdict
 from rig.yamlfile import load_yaml_model
-
-_THRESHOLD = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery))?\s*"
-    r"(?P<op><=|>=|<|>|==)\s*"
-    r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
 
 DEFAULT_ALLOWED_BLOCKED = {
     11: "the eval set: without a declared scope-combination rule the case stays BLOCKED (do not guess)",
@@ -29,43 +22,6 @@ DEFAULT_ALLOWED_BLOCKED = {
     37: "conditional: runs only where per-user model configuration is offered",
     38: "conditional: runs only where per-user model configuration is offered",
 }
-
-
-class Threshold(BaseModel):
-    """`T4.p95 < 3s`, `error_rate < 1%`, `error_rate.steady < 1%` (outside the injected fault windows and their
-    recovery), `recovery_s.p95 < 10s`, `T4.p95 < 3s at 20 users`."""
-
-    text: str
-    metric: str
-    stat: str | None = "p95"
-    op: str
-    value: float
-    at_users: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> Threshold:
-        m = _THRESHOLD.match(text)
-        if not m:
-            raise ValueError(f"threshold {text!r} is not of the form 'T4.p95 < 3s' or 'error_rate < 1%'")
-        value = float(m.group("value"))
-        unit = m.group("unit")
-        if unit == "s":
-            value *= 1000.0
-        elif unit == "%":
-            value /= 100.0
-        metric = m.group("metric")
-        stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag", metric) else None)
-        return cls(text=text, metric=metric, stat=stat, op=m.group("op"),
-                   value=value, at_users=int(m.group("at")) if m.group("at") else None)
-
-    @property
-    def key(self) -> str:
-        """The observed-value key: `T4.p95`, `error_rate`, with `@20` when it applies at 20 users."""
-        base = f"{self.metric}.{self.stat}" if self.stat else self.metric
-        return base + (f"@{self.at_users}" if self.at_users else "")
-
-    def holds(self, observed: float) -> bool:
-        return bool(_OPS[self.op](observed, self.value))
 
 
 class Policy(BaseModel):
@@ -79,8 +35,6 @@ class Policy(BaseModel):
     @field_validator("baseline")
     @classmethod
     def _baseline_rules(cls, value: list[str]) -> list[str]:
-        from rig.compare.baseline import BaselineRule
-
         for rule in value:
             BaselineRule.parse(rule)  # a ValueError names the rule and the expected forms
         return value

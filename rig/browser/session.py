@@ -9,7 +9,6 @@ times can be compared run by run.
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from rig.browser.driver import BrowserTurn, BrowserUser
 from rig.browser.kit import turn_measures
 from rig.browser.selectors import SelectorMap
 from rig.evidence import EvidenceStore
+from rig.stats import summarize
 from rig.waiting import wait_until
 
 
@@ -79,11 +79,9 @@ class BrowserRunResult:
 
 
 def _pcts(values: list[float]) -> dict[str, float | int | None]:
-    if not values:
-        return {"count": 0, "p50": None, "p95": None, "max": None}
-    ordered = sorted(values)
-    return {"count": len(values), "p50": statistics.median(ordered),
-            "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], "max": ordered[-1]}
+    """Count, p50, p95 and max by the rig's one percentile (`rig.stats`), as every report shows them."""
+    s = summarize(values)
+    return {"count": s.count, "p50": s.p50, "p95": s.p95, "max": s.max}
 
 
 async def drive_users(browser: Any, selectors: SelectorMap, plan: BrowserPlan, password: str, adapter: Adapter,

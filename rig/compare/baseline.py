@@ -14,60 +14,26 @@ kind and target in the history) apply them after their own decision; the exit co
 from __future__ import annotations
 
 import json
-import operator
-import re
-from collections.abc import Callable
 from pathlib import Path
-
-from pydantic import BaseModel
 
 from rig.compare.model import CompareResult
 from rig.compare.runs import compare_dirs, read_measures
 from rig.errors import ConfigError
-from rig.measure.aggregate import observed, run_ends
+from rig.measure.aggregate import ended_run_ids, observed, run_ends
+from rig.measure.tally import tally
+from rig.measure.thresholds import BaselineRule
 from rig.policy import Decision
-
-_RULE = re.compile(r"^\s*(?P<metric>T\d+\.p\d+|T\d+\.mean|error_rate)\s*(?P<op><=|<|>=|>)\s*baseline\s*"
-                   r"(?:(?P<kind>[*+])\s*(?P<value>[\d.]+)\s*(?P<unit>ms|s|%)?)?\s*$")
-_OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
-                                                   ">": operator.gt}
-
-
-class BaselineRule(BaseModel):
-    text: str
-    metric: str | None = None  # None for "no new FAIL"
-    op: str = "<="
-    factor: float = 1.0
-    margin: float = 0.0
-
-    @classmethod
-    def parse(cls, text: str) -> BaselineRule:
-        if text.strip().lower() == "no new fail":
-            return cls(text=text)
-        m = _RULE.match(text)
-        if not m:
-            raise ValueError(f"baseline rule {text!r} is not of the form 'T4.p95 <= baseline * 1.10', "
-                             "'error_rate <= baseline + 0.5%' or 'no new FAIL'")
-        value = float(m.group("value") or 0)
-        unit = m.group("unit")
-        value = value * 1000 if unit == "s" else value / 100 if unit == "%" else value
-        kind = m.group("kind")
-        return cls(text=text, metric=m.group("metric"), op=m.group("op"),
-                   factor=value if kind == "*" else 1.0, margin=value if kind == "+" else 0.0)
-
-    def limit(self, base: float) -> float:
-        return base * self.factor + self.margin
 
 
 def error_rate(run_dir: Path) -> float | None:
-    """The share of runs that failed: load.json's error ratio, else failed runs over all runs in the store."""
+    """The share of tasks that did not finish, by the rig's one count of it (`rig.measure.tally`): load.json's error
+    ratio where the run wrote one, else the same tally over the run's stored rows."""
     summary = run_dir / "load.json"
     if summary.exists():
         return float(json.loads(summary.read_text(encoding="utf-8")).get("error_ratio") or 0.0)
-    ends = run_ends(read_measures(run_dir))
-    runs = sum(ends.values())
-    failed = sum(n for k, n in ends.items() if k.startswith(("failed/", "interrupted/")))
-    return failed / runs if runs else None
+    rows = read_measures(run_dir)
+    return tally(run_ends(rows), ended_run_ids(rows), [m for m in rows if m.code == "error"],
+                 [m for m in rows if m.code == "task"]).error_ratio
 
 
 def judge(rules: list[BaselineRule], base: Path, new: Path, comparison: CompareResult) -> tuple[list[str], list[str]]:
@@ -88,7 +54,7 @@ def judge(rules: list[BaselineRule], base: Path, new: Path, comparison: CompareR
         b, n = ob.get(rule.metric), on.get(rule.metric)
         if b is None or n is None:
             undecided.append(f"{rule.text}: {rule.metric} not measured in {'the baseline' if b is None else 'this run'}")
-        elif not _OPS[rule.op](n, rule.limit(b)):
+        elif not rule.holds(n, b):
             fails.append(f"{rule.text}: {n:.4g} vs baseline {b:.4g} (limit {rule.limit(b):.4g})")
     if comparison.decision == "regressed":  # the statistical findings: T-code percentiles and rates
         fails += [f"compared with the baseline: {r}" for r in comparison.reasons if " regressed" in r]

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rig.stats import percentile
+from rig.stats import nearest_rank, percentile
 
 Call = Literal["regressed", "improved", "no evidence", "not enough samples"]
 
@@ -44,11 +44,11 @@ def bootstrap_shifts(base: Sequence[float], new: Sequence[float], qs: Sequence[f
         b = sorted(rng.choices(base, k=len(base)))
         n = sorted(rng.choices(new, k=len(new)))
         for i, q in enumerate(qs):
-            draws[i].append(_sorted_q(n, q) - _sorted_q(b, q))
+            draws[i].append(nearest_rank(n, q) - nearest_rank(b, q))
     out = []
     for i, delta in enumerate(observed):
         d = sorted(draws[i])
-        out.append((delta, _sorted_q(d, 100 * alpha / 2), _sorted_q(d, 100 * (1 - alpha / 2))))
+        out.append((delta, nearest_rank(d, 100 * alpha / 2), nearest_rank(d, 100 * (1 - alpha / 2))))
     return out
 
 
@@ -105,10 +105,4 @@ def call_shift(stat: str, base: Sequence[float], new: Sequence[float], *, alpha:
 
 
 def _q(values: Sequence[float], q: float) -> float:
-    return _sorted_q(sorted(values), q)
-
-
-def _sorted_q(ordered: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted sequence (the same rule as `rig.stats.percentile`)."""
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[min(rank, len(ordered)) - 1]
+    return nearest_rank(sorted(values), q)

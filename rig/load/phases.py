@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
 from rig.load.runviews import RunView, run_views
-from rig.load.tally import tally
 from rig.measure.aggregate import TCodeStats, headlines
+from rig.measure.tally import tally
 from rig.stats import summarize
 
 Phase = Literal["steady", "in_fault", "recovery"]

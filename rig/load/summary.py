@@ -19,9 +19,9 @@ from rig.evidence import EvidenceStore, Measure
 from rig.load.phases import FaultPhases, fault_phases, recovery_stats
 from rig.load.replay.fidelity import ReplayFidelity, replay_fidelity
 from rig.load.replay.plan import ReplayPlan
-from rig.load.tally import tally
 from rig.load.workers import WorkerRecord
 from rig.measure.aggregate import TCodeStats, by_source, ended_run_ids, headlines, run_ends
+from rig.measure.tally import tally
 from rig.measure.tcodes import is_tcode
 from rig.stats import summarize
 
@@ -59,7 +59,7 @@ class LoadSummary(BaseModel):
     completed_runs: int
     requests: int  # HTTP requests Locust made (the T-code rows excluded)
     requests_per_s: float  # requests ÷ duration_s
-    error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.load.tally)
+    error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.measure.tally)
     rig_errors: int = 0  # tasks the rig itself broke: the run is undecided, never passed
     phases: FaultPhases = Field(default_factory=FaultPhases)  # the same apart: steady, in fault windows, recovery
     errors_by_reason: dict[str, int]

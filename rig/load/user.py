@@ -22,8 +22,8 @@ from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
 from rig.evidence import Measure
 from rig.load.plan import LoadPlan, load_secrets
 from rig.load.process import RECORDER, plan_of
-from rig.load.tally import RIG_ERROR
 from rig.load.transport import LocustTransport
+from rig.measure.tally import RIG_ERROR
 from rig.measure.tcodes import is_tcode
 
 _ACCOUNTS = itertools.count()

@@ -17,9 +17,9 @@ from pydantic import BaseModel
 
 from rig.evidence import Measure
 from rig.measure.tcodes import SOURCE_PREFERENCE, TIME_CODES, TCode, is_tcode
+from rig.measure.thresholds import STATS, key
 from rig.stats import Summary, summarize
 
-STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
 HEADLINE_CODES: tuple[str, ...] = tuple(sorted((c.value for c in TIME_CODES), key=lambda c: int(c[1:])))
 
 
@@ -105,21 +105,25 @@ def observed(measures: Iterable[Measure]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for code, stats in headlines(rows).items():
         for stat in STATS:
-            out[f"{code}.{stat}"] = getattr(stats, stat)
+            out[key(code, stat)] = getattr(stats, stat)
     lag = summarize([m.value for m in rows if m.code == "send_lag"])
     if lag.count:
         for stat in STATS:
-            out[f"send_lag.{stat}"] = getattr(lag, stat)
+            out[key("send_lag", stat)] = getattr(lag, stat)
     return out
 
 
+def is_run_end(m: Measure) -> bool:
+    """A run's end, counted once (T8 `<state>/<reason>`); an upload's final status (`ingest:…`) and a request refused
+    before any run (`refused/…`) are T8 rows too, but not runs."""
+    return m.code == "T8" and bool(m.label) and not (m.label or "").startswith(("ingest:", "refused/"))
+
+
 def ended_run_ids(measures: Iterable[Measure]) -> set[str]:
-    """The runs whose end was counted (a T8 row that is neither an upload nor a refusal)."""
-    return {m.run_id for m in measures if m.code == "T8" and m.run_id and m.label
-            and not m.label.startswith(("ingest:", "refused/"))}
+    """The runs whose end was counted."""
+    return {m.run_id for m in measures if is_run_end(m) and m.run_id}
 
 
 def run_ends(measures: Iterable[Measure]) -> Counter[str]:
-    """Runs by `<state>/<reason>`; uploads (`ingest:…`) and refused requests (`refused/…`) are not runs."""
-    return Counter(m.label for m in measures if m.code == "T8" and m.label
-                   and not m.label.startswith(("ingest:", "refused/")))
+    """Runs by `<state>/<reason>` (the one count of run ends: reports, load.json, Prometheus)."""
+    return Counter(m.label for m in measures if is_run_end(m) and m.label)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from rig.evidence import Measure
-from rig.measure.aggregate import counts_for_headline
+from rig.measure.aggregate import counts_for_headline, is_run_end
 from rig.measure.tcodes import is_tcode
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -46,7 +46,7 @@ class RigMetrics:
                 self.t_seconds.labels(m.code, scenario, m.source).observe(m.value / 1000.0)
         elif m.code == "send_lag":
             self.send_lag.labels(scenario).observe(m.value / 1000.0)
-        elif m.code == "T8" and m.label and not m.label.startswith(("ingest:", "refused/")):
+        elif is_run_end(m) and m.label:
             state, _, reason = m.label.partition("/")
             self.runs.labels(state, reason).inc(m.value)
         elif m.code == "T12" and m.unit == "tokens" and m.label in ("input", "output"):

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.evidence import CaseRow, EvidenceStore, Measure
-from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, tcode_rows
+from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, run_ends, tcode_rows
 from rig.policy import CaseVerdict, Decision
 from rig.report.traces import TraceTree, case_traces
 from rig.verdict import Item, Verdict
@@ -107,10 +107,7 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
             reason=flip or (last.reason or ""), repeats=repeats, items=store.items(last.rep, case_id),
             evidence=[e for e in store.evidence(last.rep, case_id) if e["kind"] != "http"][:evidence_per_case],
             metrics=headlines(per_case_measures.get(case_id, [])), duration_s=duration))
-    end_reasons: dict[str, int] = defaultdict(int)
-    for m in measures:
-        if m.code == "T8" and m.label:
-            end_reasons[m.label] += int(m.value)
+    end_reasons = run_ends(measures)
     traces = case_traces(store)
     counts = {t.trace_id: t.span_count for t in traces}
 

@@ -7,6 +7,8 @@ from html import escape
 from rig.evidence import EvidenceStore
 from rig.load.phases import PhaseStats
 from rig.load.summary import LoadSummary
+from rig.measure.aggregate import ended_run_ids, is_run_end
+from rig.measure.tally import ON_PURPOSE
 from rig.report.svg import line_chart, windows
 
 
@@ -17,9 +19,13 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
         return "<p>no load samples</p>"
     t0 = min(m.ts_ms for m in measures if m.ts_ms)
     rel = [(m, (m.ts_ms - t0) / 1000) for m in measures if m.ts_ms]
-    done = [(t, 1.0) for m, t in rel if m.code == "T8" and (m.label or "").startswith("completed/")]
-    failed = [(t, 1.0) for m, t in rel if (m.code == "T8" and not (m.label or "").startswith("completed/"))
-              or m.code == "error"]
+    ended = ended_run_ids(measures)
+    done = [(t, 1.0) for m, t in rel if is_run_end(m) and (m.label or "").startswith("completed/")]
+    # failures as the error ratio counts them (rig.measure.tally): runs that ended failed, and tasks without an end;
+    # a user's own stop is not one, and a failed run's own error row is not counted again
+    failed = [(t, 1.0) for m, t in rel if (is_run_end(m) and not (m.label or "").startswith(("completed/",
+                                                                                             *ON_PURPOSE)))
+              or (m.code == "error" and not (m.run_id and m.run_id in ended))]
     t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
     t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not (m.label or "").startswith("no_body")]
     lag = [(t, m.value) for m, t in rel if m.code == "send_lag"]

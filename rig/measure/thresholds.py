@@ -1,0 +1,102 @@
+"""The one threshold grammar: what a policy's thresholds and baseline rules say, and the keys they read.
+
+    T4.p95 < 3s                 a T-code headline statistic (p50 p90 p95 p99 max mean count), in ms, s
+    error_rate < 1%             a ratio, in % or as a fraction; error_rate.steady / .in_fault / .recovery
+    T4.p95 < 3s at 20 users     the value measured with 20 users (key `T4.p95@20`)
+    T4.p95 <= baseline * 1.10   against a baseline run's value, times a factor …
+    T5.p50 <= baseline + 200ms  … or plus a margin
+    no new FAIL                 no case or item that was not FAIL in the baseline is FAIL now
+
+Amounts are normalised once (`amount`): times to ms, percentages to fractions. Every observed value is filed under
+`key(metric, stat, users)`, so what a threshold reads and what a run measured are named the same way.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
+                                                  ">=": operator.ge, "==": operator.eq}
+STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
+_OP = r"(?P<op><=|>=|<|>|==)"
+_AMOUNT = r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?"
+_THRESHOLD = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery))?\s*"
+    rf"{_OP}\s*{_AMOUNT}\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
+_BASELINE = re.compile(r"^\s*(?P<metric>T\d+\.p\d+|T\d+\.mean|error_rate)\s*(?P<op><=|<|>=|>)\s*baseline\s*"
+                       rf"(?:(?P<kind>[*+])\s*{_AMOUNT})?\s*$")
+
+
+def amount(value: str, unit: str | None) -> float:
+    """A threshold's number in the rig's units: seconds to ms, percent to a fraction."""
+    number = float(value)
+    return number * 1000.0 if unit == "s" else number / 100.0 if unit == "%" else number
+
+
+def key(metric: str, stat: str | None = None, users: int | None = None) -> str:
+    """The name an observed value is filed under: `T4.p95`, `error_rate`, `T4.p95@20`."""
+    base = f"{metric}.{stat}" if stat else metric
+    return base + (f"@{users}" if users else "")
+
+
+class Threshold(BaseModel):
+    """`T4.p95 < 3s`, `error_rate < 1%`, `error_rate.steady < 1%` (outside the injected fault windows and their
+    recovery), `recovery_s.p95 < 10s`, `T4.p95 < 3s at 20 users`."""
+
+    text: str
+    metric: str
+    stat: str | None = "p95"
+    op: str
+    value: float
+    at_users: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        m = _THRESHOLD.match(text)
+        if not m:
+            raise ValueError(f"threshold {text!r} is not of the form 'T4.p95 < 3s' or 'error_rate < 1%'")
+        metric = m.group("metric")
+        stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag", metric) else None)
+        return cls(text=text, metric=metric, stat=stat, op=m.group("op"), value=amount(m.group("value"), m.group("unit")),
+                   at_users=int(m.group("at")) if m.group("at") else None)
+
+    @property
+    def key(self) -> str:
+        """The observed-value key it reads."""
+        return key(self.metric, self.stat, self.at_users)
+
+    def holds(self, observed: float) -> bool:
+        return bool(OPS[self.op](observed, self.value))
+
+
+class BaselineRule(BaseModel):
+    """A rule against a baseline run's value (`T4.p95 <= baseline * 1.10`), or `no new FAIL` (`metric` None)."""
+
+    text: str
+    metric: str | None = None
+    op: str = "<="
+    factor: float = 1.0
+    margin: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> BaselineRule:
+        if text.strip().lower() == "no new fail":
+            return cls(text=text)
+        m = _BASELINE.match(text)
+        if not m:
+            raise ValueError(f"baseline rule {text!r} is not of the form 'T4.p95 <= baseline * 1.10', "
+                             "'error_rate <= baseline + 0.5%' or 'no new FAIL'")
+        value = amount(m.group("value") or "0", m.group("unit"))
+        kind = m.group("kind")
+        return cls(text=text, metric=m.group("metric"), op=m.group("op"),
+                   factor=value if kind == "*" else 1.0, margin=value if kind == "+" else 0.0)
+
+    def limit(self, base: float) -> float:
+        return base * self.factor + self.margin
+
+    def holds(self, observed: float, base: float) -> bool:
+        return bool(OPS[self.op](observed, self.limit(base)))
