@@ -24,7 +24,7 @@ from rig.evidence import Measure
 from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
-from rig.load.tally import task_row
+from rig.measure.tally import task_row
 from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
 from rig.measure.derive import run_measures, search_measures, send_lag_measure
 from rig.measure.sse import RawEvent
