@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from chaos.proxy_base import ProxyControl
-from chaos.restarters import CommandRestarter, DockerRestarter
 from chaos.vocabulary import Fault
 from rig.adapters import Adapter, load_adapter_class
 from rig.adapters.models import Auth, ToolResultEvent
 from rig.config import RigConfig, load_config
 from rig.errors import RigError, TargetUnreachable
 from rig.target.readiness import wait_ready
+from rig.target.restart import CommandRestarter, DockerRestarter, RestartMode
 
 CTK_PROJECT = "rig-ctk"
 DEFAULT_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
@@ -73,13 +73,13 @@ def clear_proxy_rules(proxy_url: str) -> int:
 
 def restart_with_command(command: str, base_url: str, timeout_s: float = 120.0) -> dict[str, Any]:
     """Run a restart command, then wait for the target's readiness; returns what was done and how long it took."""
-    return CommandRestarter(command, base_url, timeout_s).restart()
+    return CommandRestarter(command, base_url, timeout_s).restart().model_dump(mode="json", exclude_none=True)
 
 
-def restart_docker_container(container: str, base_url: str, mode: str = "restart",
+def restart_docker_container(container: str, base_url: str, mode: RestartMode = "restart",
                              timeout_s: float = 120.0) -> dict[str, Any]:
     """kill | term | restart | stop_start a container through the docker SDK, then wait for readiness."""
-    return DockerRestarter(container, base_url, timeout_s).restart(mode=mode)
+    return DockerRestarter(container, base_url, timeout_s).restart(mode).model_dump(mode="json", exclude_none=True)
 
 
 # -- probes ----------------------------------------------------------------------------------------------------

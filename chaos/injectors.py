@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
 from chaos.proxy_base import ProxyControl
-from chaos.restarters import DockerRestarter, Restarter, restart_with
 from chaos.vocabulary import Fault
 from rig.errors import CapabilityMissing, ConfigError
+from rig.target.restart import MISSING_RESTARTER, Restarter, RestartMode
 
 
 class Applied(BaseModel):
@@ -26,7 +26,7 @@ class Applied(BaseModel):
 class Injectors:
     """The channels one schedule uses; target faults are tracked so one can be removed while others stay."""
 
-    def __init__(self, adapter: Any = None, restarter: Restarter | DockerRestarter | None = None,
+    def __init__(self, adapter: Any = None, restarter: Restarter | None = None,
                  proxies: dict[str, str] | None = None) -> None:
         self.adapter = adapter
         self.restarter = restarter
@@ -43,8 +43,7 @@ class Injectors:
                                   fix="give target.chaos_token_env in rig.yaml, or use a fault proxy instead")
         elif fault.via == "restart":
             if self.restarter is None:
-                raise ConfigError("a restart fault needs a restarter",
-                                  fix="set target.restart_cmd or target.docker_container in rig.yaml")
+                raise ConfigError("a restart fault needs a restarter", fix=f"set {MISSING_RESTARTER}")
         elif not self._proxy_url(fault):
             raise ConfigError(f"fault {fault.label} needs the {fault.via} URL",
                               fix=f"set proxies.{fault.via} in the schedule or proxy_url on the fault")
@@ -62,7 +61,8 @@ class Injectors:
         if fault.via == "restart":
             if self.restarter is None:
                 raise CapabilityMissing("restart", detail="no restarter configured")
-            record = restart_with(self.restarter, fault.mode)
+            restarted = self.restarter.restart(cast(RestartMode, fault.mode))  # Fault checked the mode
+            record = restarted.model_dump(mode="json", exclude_none=True)
             return Applied(fault=fault, started_ms=began, record=record)
         url = self._proxy_url(fault)
         assert url is not None

@@ -7,10 +7,10 @@ from typing import Any
 
 from chaos.analysis import analyse, check_retained, committed_messages
 from chaos.injectors import Injectors
-from chaos.restarters import CommandRestarter, DockerRestarter, LocalProcessRestarter
 from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
 from rig.errors import RigError
+from rig.load.chaos_result import ChaosAnalysis, Retained
 from rig.load.extensions import LoadExtensions
 from rig.load.options import LoadOptions
 from rig.load.summary import LoadSummary
@@ -48,7 +48,7 @@ class ChaosLoad:
         from rig.telemetry.tracing import configured_endpoints
 
         self.schedule.check_fits(ctx.options.duration_s)
-        injectors = Injectors(ctx.adapter, self._restarter(ctx), {str(k): v for k, v in self.schedule.proxies.items()})
+        injectors = Injectors(ctx.adapter, ctx.connection.restarter, {str(k): v for k, v in self.schedule.proxies.items()})
         for step in self.schedule.method:
             injectors.check(step.fault)
         port = self.metrics_port or free_port()
@@ -60,20 +60,6 @@ class ChaosLoad:
                                                                                                   by_alias=True)})
         ctx.store.set_meta("chaos_metrics", f"http://{self.metrics_host}:{port}/metrics")
 
-    def _restarter(self, ctx: Any) -> Any:
-        if not any(s.fault.via == "restart" for s in self.schedule.method):
-            return None
-        if ctx.target is not None:
-            return LocalProcessRestarter(ctx.target)
-        from rig.config import load_config
-
-        target = load_config(ctx.options.config).target
-        if target.docker_container:
-            return DockerRestarter(target.docker_container, ctx.adapter.base_url, ready_path=target.ready_path)
-        if target.restart_cmd:
-            return CommandRestarter(target.restart_cmd, ctx.adapter.base_url, ready_path=target.ready_path)
-        return None
-
     # -- during and after -----------------------------------------------------------------------------------
     def during(self, ctx: Any) -> None:
         assert self.runner is not None
@@ -83,7 +69,7 @@ class ChaosLoad:
 
     def finish(self, ctx: Any, summary: LoadSummary) -> None:
         """Check committed answers survived each restart, derive the per-window analysis, push the counters."""
-        retention: dict[str, Any] = {}
+        retention: dict[str, Retained] = {}
         for e in ctx.store.evidence(kind="chaos_window"):
             w = e["data"]
             if w["via"] == "restart" and w.get("started_ms"):
@@ -91,9 +77,9 @@ class ChaosLoad:
                 try:
                     retention[w["step"]] = check_retained(ctx.adapter, ctx.passwords, committed)
                 except RigError as exc:
-                    retention[w["step"]] = {"checked": len(committed), "error": str(exc)}
+                    retention[w["step"]] = Retained(checked=len(committed), error=str(exc))
         chaos = analyse(ctx.store, retention)
-        chaos["metrics_url"] = ctx.store.meta("chaos_metrics")
+        chaos.metrics_url = ctx.store.meta("chaos_metrics")
         summary.chaos = chaos
         if self.pushgateway:
             from prometheus_client import push_to_gateway
@@ -102,7 +88,7 @@ class ChaosLoad:
                 push_to_gateway(self.pushgateway, job="rig_chaos", registry=self.metrics.registry,
                                 grouping_key={"run": ctx.run_dir.name})
             except OSError as exc:
-                chaos["push_error"] = str(exc)
+                chaos.push_error = str(exc)
         self.metrics.close()
         if self._tracer is not noop_tracer():
             self._tracer.close()
@@ -115,4 +101,4 @@ class ChaosLoad:
     def sections(self, ctx: Any, summary: LoadSummary) -> list[tuple[str, str]]:
         from rig.report.chaos_section import chaos_section
 
-        return [("Chaos", chaos_section(summary.chaos or {}))]
+        return [("Chaos", chaos_section(summary.chaos or ChaosAnalysis()))]

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProxyMode = Literal["latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body"]
+ModelEndpoint = Literal["chat", "embeddings"]
 STREAM_ONLY = {"first_token_delay", "cut"}
 
 
@@ -34,7 +35,7 @@ class ProxyFault(BaseModel):
     path: str = Field("*", description="glob on the request path")
     method: str = "*"
     match: str | None = Field(None, description="only requests whose body contains this text")
-    endpoint: Literal["chat", "embeddings"] = Field(
+    endpoint: ModelEndpoint = Field(
         "chat", description="LLM proxy: the endpoint the rule applies to (chat completions, or embeddings: a "
                             "target's retrieval when it embeds its queries through the proxy)")
 

@@ -3,7 +3,8 @@
     via: target      the target's own fault points (shared/API.md `_chaos`): point internal_search, encode,
                      query, expand, llm, summarize, trace_export; mode error, timeout, delay, empty,
                      repeat_same, no_usage
-    via: llm_proxy   the LLM fault proxy (point `llm`): latency, first_token_delay, status, reset, empty, cut,
+    via: llm_proxy   the LLM fault proxy (point `llm`; with `endpoint: embeddings`, point `embeddings`: the
+                     target's query embeddings): latency, first_token_delay, status, reset, empty, cut,
                      no_usage, slow_body
     via: http_proxy  the HTTP fault proxy (point: a path glob): latency, status, reset, slow_body, cut
     via: restart     the target's process or container (point `process`): kill (SIGKILL), term (SIGTERM),
@@ -21,12 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chaos.http_proxy import HTTP_MODES
 from chaos.llm_proxy import LLM_MODES
 from chaos.net_proxy import NET_MODES, Direction, LinkFault
-from chaos.rules import ProxyFault
+from chaos.rules import ModelEndpoint, ProxyFault
+from rig.target.restart import RESTART_MODES
 
 Via = Literal["target", "llm_proxy", "http_proxy", "restart", "network"]
 TARGET_POINTS = ("internal_search", "encode", "query", "expand", "llm", "summarize", "trace_export")
 TARGET_MODES = ("error", "timeout", "delay", "empty", "repeat_same", "no_usage")
-RESTART_MODES = ("kill", "term", "restart", "stop_start")
 MODES: dict[str, tuple[str, ...]] = {"target": TARGET_MODES, "llm_proxy": LLM_MODES, "http_proxy": HTTP_MODES,
                                      "restart": RESTART_MODES, "network": NET_MODES}
 
@@ -49,12 +50,16 @@ class Fault(BaseModel):
     match: str | None = None
     direction: Direction | None = Field(None, description="network latency: which way (default from_target)")
     proxy_url: str | None = Field(None, description="llm_proxy / http_proxy / network: the proxy's control URL")
+    endpoint: ModelEndpoint | None = Field(None, description="llm_proxy: chat (default) or embeddings (the target's "
+                                                             "retrieval, where it embeds queries through the proxy)")
 
     @model_validator(mode="after")
     def _valid(self) -> Fault:
         allowed = MODES[self.via]
         if self.mode not in allowed:
             raise ValueError(f"via {self.via} has no mode {self.mode!r}; modes: {', '.join(allowed)}")
+        if self.endpoint is not None and self.via != "llm_proxy":
+            raise ValueError("endpoint applies to via llm_proxy only (the model's chat or embeddings endpoint)")
         if self.via == "target":
             if self.point not in TARGET_POINTS:
                 raise ValueError(f"via target needs point, one of {', '.join(TARGET_POINTS)}")
@@ -66,7 +71,7 @@ class Fault(BaseModel):
             self.point = self.point or "link"
             self.link_rule()  # the network proxy's own checks (latency needs delay_ms)
         elif self.via == "llm_proxy":
-            self.point = self.point or "llm"
+            self.point = self.point or ("embeddings" if self.endpoint == "embeddings" else "llm")
             self.proxy_rule()  # the proxy's own checks (delay_ms needed, ...)
         else:
             self.point = self.point or "*"
@@ -93,4 +98,5 @@ class Fault(BaseModel):
         path = "*" if self.via == "llm_proxy" else (self.point or "*")
         return ProxyFault(mode=self.mode, probability=self.probability, times=self.times,
                           delay_ms=self.delay_ms, status=self.status, retry_after_s=self.retry_after_s,
-                          after_chunks=self.after_chunks, path=path, method=self.method, match=self.match)
+                          after_chunks=self.after_chunks, path=path, method=self.method, match=self.match,
+                          endpoint=self.endpoint or "chat")

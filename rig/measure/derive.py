@@ -106,13 +106,14 @@ def stage_measures(stage: Stage, *, run_id: str | None = None, scenario: str | N
 
 
 def run_measures(run: RunTranscript, scenario: str | None = None) -> list[Measure]:
-    """Every T-code row a run supports: the stream's (client) and the run record's (server).
+    """Every T-code row a run supports: the stream's (client, with T9 from a stop the rig sent) and the run
+    record's (server).
 
     The run's end counts in T8 from the run record; only a run read without one counts its terminal
     event instead (source `client`), so no run is counted twice. Every row is stamped with the wall time
     at which the client saw the run end (its stream's last event, or the break).
     """
-    out = stream_measures(run, scenario)
+    out = stream_measures(run, scenario) + stop_measures(run, scenario)
     if run.detail is not None:
         out += record_measures(run.detail, run.end, scenario)
     elif run.terminal is not None:
@@ -176,3 +177,23 @@ def send_lag_measure(scheduled_ns: int, submit_ns: int, *, run_id: str | None = 
     """Open-loop arrivals: scheduled send → actual send (not a T-code; every client time already includes it)."""
     return Measure(code="send_lag", source="client", value=round((submit_ns - scheduled_ns) / 1e6, 3), run_id=run_id,
                    scenario=scenario)
+
+
+def stop_measures(run: RunTranscript, scenario: str | None = None) -> list[Measure]:
+    """T9 of a stopped run on the client clock: the stop request → the stream's last event (`stop_to_end`)."""
+    end = run.terminal.recv_ns if run.terminal is not None else run.end_ns
+    if run.stop_ns is None or end is None:
+        return []
+    return [tcode(TCode.T9, "client", (end - run.stop_ns) / 1e6, label="stop_to_end", run_id=run.run_id,
+                  scenario=scenario)]
+
+
+def restart_measures(began_ns: int, ready_ns: int, first_good: RunTranscript | None = None,
+                     scenario: str | None = None) -> list[Measure]:
+    """T9 of a restart on the client clock: restart → ready, and restart → the first good run's end."""
+    out = [tcode(TCode.T9, "client", (ready_ns - began_ns) / 1e6, label="restart_to_ready", scenario=scenario)]
+    good = first_good.terminal if first_good is not None else None
+    if good is not None and good.state == "completed":
+        out.append(tcode(TCode.T9, "client", (good.recv_ns - began_ns) / 1e6, label="restart_to_first_good_run",
+                         run_id=first_good.run_id if first_good else None, scenario=scenario))
+    return out

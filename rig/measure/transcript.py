@@ -29,6 +29,7 @@ class RunTranscript(BaseModel):
     events: list[Event] = Field(default_factory=list)
     detail: RunDetail | None = None
     end_ns: int | None = None
+    stop_ns: int | None = None  # when the client asked the target to stop this run
     error: str | None = None  # why the stream ended without a terminal event, when it did
 
     @property

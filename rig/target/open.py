@@ -28,7 +28,7 @@ from rig.runmanifest import RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.model_proxy import ModelProxy
 from rig.target.readiness import wait_ready
-from rig.target.restart import CommandRestarter, LocalProcessRestarter, Restarter
+from rig.target.restart import Restarter, restarter_for
 from rig.target.session import TargetSession
 from rig.target.setup import SetupNeeds, TargetSetup, prepare_target
 from rig.telemetry.otlp_receiver import OtlpReceiver
@@ -110,7 +110,7 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
         redactor.add(*passwords.values())
         workbench = WorkbenchAdapter(embedded.url, chaos_token=embedded.chaos_token)
         return Connection(workbench, EMBEDDED_ADAPTER, dict(accounts), passwords, embedded=embedded,
-                          restarter=LocalProcessRestarter(embedded), slots_metric=workbench.capabilities().slots_metric)
+                          restarter=restarter_for(None, embedded=embedded), slots_metric=workbench.capabilities().slots_metric)
     proxy = ModelProxy(config.target.model_proxy, data_dir).start() if config.target.model_proxy else None
     try:
         adapter = connect_external(config, redactor)
@@ -121,9 +121,8 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
     passwords = {key: a.resolve_password() for key, a in config.accounts.items()}
     redactor.add(*passwords.values())
     t = config.target
-    restarter = CommandRestarter(t.restart_cmd, t.url, ready_path=t.ready_path) if t.restart_cmd else None
     return Connection(adapter, t.adapter, {key: a.username for key, a in config.accounts.items()}, passwords,
-                      restarter=restarter, models=config.models,
+                      restarter=restarter_for(t), models=config.models,
                       slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path,
                       options=t.adapter_options(), model_proxy=proxy)
 

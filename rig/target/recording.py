@@ -17,7 +17,7 @@ from opentelemetry.trace import Span
 
 from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
-from rig.adapters.models import Auth, Event, RunDetail, SessionOpened
+from rig.adapters.models import Auth, Event, Resumed, RunDetail, SessionOpened
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing
 from rig.evidence import EvidenceStore, Measure
@@ -234,6 +234,19 @@ class RecordingContext:
         run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=f"regenerate {message_id}",
                             submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns)
         return self.read(auth, run)
+
+    def stop(self, auth: Auth, run: RunTranscript) -> None:
+        """Ask the target to stop `run`, stamping when (its T9 `stop_to_end` counts from here)."""
+        run.stop_ns = now_ns()
+        self.adapter.stop(auth, run.run_id)
+
+    def resume(self, auth: Auth, run_id: str, session_id: str | None) -> tuple[Resumed, RunTranscript]:
+        """Resume a stopped run: the target's answer, and the linked run's transcript, to `read` (its end is T9,
+        counted from the resume request)."""
+        began = now_ns()
+        resumed = self.adapter.resume(auth, run_id)
+        return resumed, RunTranscript(run_id=resumed.run_id, session_id=session_id, question=f"resume {run_id}",
+                                      submit_ns=began, end_code=TCode.T9)
 
     def stream_until(self, auth: Auth, run: RunTranscript, predicate: Any) -> Generator[Event, None, None]:
         """Read events into the transcript until `predicate(event)` holds; returns the open iterator."""

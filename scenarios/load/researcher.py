@@ -24,10 +24,10 @@ from rig.evidence import Measure
 from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
-from rig.measure.tally import task_row
 from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
 from rig.measure.derive import run_measures, search_measures, send_lag_measure
 from rig.measure.sse import RawEvent
+from rig.measure.tally import task_row
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.telemetry.tracing import traceparent_of

@@ -5,8 +5,6 @@ from __future__ import annotations
 from rig.adapters.models import Session
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.measure.derive import tcode
-from rig.measure.tcodes import TCode
 from scenarios.reliability.steps import answers
 
 
@@ -134,5 +132,3 @@ def real_summary(ctx: CaseContext) -> None:
     lost = [i for i in written if i not in {m.message_id for m in kept.messages}]
     e3 = ctx.observe("messages written by the runs vs the session now", {"written": written, "lost": lost})
     ctx.item("originals_kept", bool(written) and not lost, f"{len(written)} messages written, {len(lost)} lost", e3)
-    ctx.measures([tcode(TCode.T12, "server", r.detail.usage.input_tokens, unit="tokens", label=f"input:turn{i + 1}")
-                  for i, r in enumerate(runs + [final_run]) if r.detail and r.detail.usage.input_tokens is not None])

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 from rig.adapters.models import CheckpointEvent, Event, RunDetail, TokenEvent
-from rig.clock import wall_ms
+from rig.clock import now_ns, wall_ms
 from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from rig.measure.derive import stage_measures, tcode
-from rig.measure.tcodes import TCode
+from rig.measure.derive import restart_measures, stage_measures
 from rig.measure.transcript import RunTranscript
+from rig.target.restart import MISSING_RESTARTER
 from rig.verdict import Verdict
 from rig.waiting import wait_until, wait_while_moving
 from scenarios.reliability.steps import (
@@ -35,13 +34,13 @@ def _stop_when(ctx: CaseContext, session_id: str, question: str, until: type) ->
     """Ask, read until an event of type `until` arrives, stop, read the rest; returns the transcript."""
     run = ctx.submit(ctx.a, session_id, question)
     stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, until))
-    stop_ns = time.perf_counter_ns()
-    ctx.adapter.stop(ctx.a, run.run_id)
+    ctx.stop(ctx.a, run)
     for event in stream:
         run.events.append(event)
-    run.end_ns = time.perf_counter_ns()
+    run.end_ns = now_ns()
+    assert run.stop_ns is not None
     ctx.evidence("stop", f"stop sent for {run.run_id}", {"after_event": until.__name__,
-                                                         "stop_after_submit_ms": (stop_ns - run.submit_ns) / 1e6})
+                                                         "stop_after_submit_ms": (run.stop_ns - run.submit_ns) / 1e6})
     return run
 
 
@@ -111,9 +110,6 @@ def _stop_reached_by_record(ctx: CaseContext, run: RunTranscript) -> None:
     ctx.item("stop_reached_task", reached, f"record {d.state}/{d.end_reason}, stream ended "
              f"{run.terminal.state if run.terminal else None}; cancelled stages: {cancelled}", e)
     ctx.item("reason_saved", d.end_reason == "user_stop", f"end_reason {d.end_reason}", e, needs=("end_reasons",))
-    if d.ended_at_ms and run.terminal:
-        ctx.measures([tcode(TCode.T9, "server", d.ended_at_ms - (d.started_at_ms or d.ended_at_ms),
-                            label="stopped_run_duration", run_id=run.run_id)])
 
 
 def _stop_reached_by_disconnect(ctx: CaseContext, run: RunTranscript, since: int) -> None:
@@ -156,7 +152,7 @@ def _stop_inside_stage_by_control(ctx: CaseContext, stage: str) -> None:
     run = ctx.submit(ctx.a, opened.session_id, P32_QUESTION)
     stream = ctx.stream_until(ctx.a, run, lambda e: e.event == "tool_call")
     inside = _wait_inside(ctx, run.run_id, stage)
-    ctx.adapter.stop(ctx.a, run.run_id)
+    ctx.stop(ctx.a, run)
     run.events.extend(stream)
     wait_terminal(ctx, run.run_id)
     ctx.finish(ctx.a, run)
@@ -194,12 +190,13 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
 
     held = wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0, moving, 10.0)
     if not ctx.took_effect(fixture, "encode_cancelled", "encode_exit_recorded"):
-        ctx.adapter.stop(ctx.a, run.run_id)
+        ctx.stop(ctx.a, run)
         return
-    stop_ns = time.perf_counter_ns()
-    ctx.adapter.stop(ctx.a, run.run_id)
+    ctx.stop(ctx.a, run)
     run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
-    run.end_ns = time.perf_counter_ns()
+    run.end_ns = now_ns()
+    stop_ns = run.stop_ns
+    assert stop_ns is not None
     # The proxy logs the held request when it ends: given up by the target, or answered once the delay ran out.
     mine = [r for r in wait_until(lambda: [r for r in proxy.requests(since) if set(r.get("rules") or ())
                                            & set(fixture.rule_ids) and r.get("total_ms") is not None],
@@ -329,10 +326,8 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     old = _stopped_with_checkpoint(ctx, opened.session_id)
     assert old.detail is not None
     e0 = ctx.observe("checkpoint before resume", [c.model_dump() for c in old.detail.checkpoints])
-    began = time.perf_counter_ns()
-    resumed = ctx.adapter.resume(ctx.a, old.run_id)
-    new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume", submit_ns=began)
-    ctx.read(ctx.a, new, end_code=TCode.T9)  # T9: resume request → the linked run's end
+    resumed, new = ctx.resume(ctx.a, old.run_id, opened.session_id)
+    ctx.read(ctx.a, new)  # T9: resume request → the linked run's end
     d = new.detail
     assert d is not None
     ctx.item("linked_run", resumed.resume_from == old.run_id and d.resume_from == old.run_id and
@@ -405,13 +400,13 @@ def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
                           else repr([(r.get("seq"), r.get("total_ms")) for r in proxy.requests(since, in_flight=True)]),
                           10.0)
         if not ctx.took_effect(fixture, "no_checkpoint_stated", "new_task_starts"):
-            ctx.adapter.stop(ctx.a, run.run_id)
+            ctx.stop(ctx.a, run)
             return None
         stream = iter(())
     else:
         raise CapabilityMissing("chaos", detail="holding a run before its first tool cycle needs the target's own "
                                 "fault point, or model_proxy with embeddings: true")
-    ctx.adapter.stop(ctx.a, run.run_id)
+    ctx.stop(ctx.a, run)
     run.events.extend(stream)
     if not run.events:
         run.events.extend(ctx.adapter.events(ctx.a, run.run_id))
@@ -480,8 +475,7 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     """
     restarter = ctx.target.restarter
     if restarter is None:
-        ctx.item("restart_window", Verdict.BLOCKED, "missing configuration: a restarter (target.restart_cmd or "
-                 "target.docker_container in rig.yaml)")
+        ctx.item("restart_window", Verdict.BLOCKED, f"missing configuration: {MISSING_RESTARTER}")
         return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     done = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
@@ -494,10 +488,8 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
         in_flight = not ctx.adapter.run(ctx.a, flight.run_id).terminal if records else flight.terminal is None
     ctx.evidence("fixture", "a run in flight at the restart", {"fixture": slowed.kind, "in_flight": in_flight})
     before = _committed(ctx, opened.session_id, [done.run_id], resumable)
-    began = time.perf_counter_ns()
-    record = restarter.restart(hard=True)
-    ready_ms = (time.perf_counter_ns() - began) / 1e6
-    ctx.evidence("restart", "target restarted", {"fixture": "rig_process", **record, "ready_after_ms": ready_ms})
+    record = restarter.restart("kill")
+    ctx.evidence("restart", "target restarted", {"fixture": "rig_process", **record.model_dump(exclude_none=True)})
     ctx.target.relogin("a")
     ctx.target.relogin("b")
     after = _committed(ctx, opened.session_id, [done.run_id], resumable)
@@ -509,7 +501,7 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
              "what was committed re-reads equal: " + ", ".join(sorted(before)), e,
              seen={kept: len(before[kept]), "differs": [k for k in before if before[k] != after.get(k)]})
     if ctx.lacks("interruption_truthful", "run_detail"):  # nothing but a run record can say how the cut run ended
-        ctx.measures([tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")])
+        ctx.measures(restart_measures(record.began_ns, record.ready_ns))
         return
     # The process that ran the cut run is gone: its record must say so, at once or after the target's own recovery.
     cut = wait_terminal(ctx, flight.run_id) or ctx.adapter.run(ctx.a, flight.run_id)
@@ -521,17 +513,12 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     ctx.item("interruption_truthful", in_flight and truthful, "the run cut by the restart is recorded as interrupted, "
              "not as still running, completed or stopped by the user", e2,
              seen={"in_flight_before_restart": in_flight, "recorded": f"{cut.state}/{cut.end_reason}"})
-    measures = [tcode(TCode.T9, "client", ready_ms, label="restart_to_ready")]
+    new = None
     if resumable is not None:
-        resumed = ctx.adapter.resume(ctx.a, resumable.run_id)
-        new = RunTranscript(run_id=resumed.run_id, session_id=opened.session_id, question="resume after restart",
-                            submit_ns=time.perf_counter_ns())
-        ctx.read(ctx.a, new, end_code=TCode.T9)
-        first_good = (new.terminal.recv_ns - began) / 1e6 if new.terminal else None
+        _, new = ctx.resume(ctx.a, resumable.run_id, opened.session_id)
+        ctx.read(ctx.a, new)
         ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
                  new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
                  seen={"resumed_state": new.detail.state if new.detail else None,
                        "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
-        if first_good:
-            measures.append(tcode(TCode.T9, "client", first_good, label="restart_to_first_good_run"))
-    ctx.measures(measures)
+    ctx.measures(restart_measures(record.began_ns, record.ready_ns, new))

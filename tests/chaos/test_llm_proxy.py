@@ -9,8 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chaos.injectors import Injectors
 from chaos.llm_proxy import LlmFaultProxy
 from chaos.proxy_base import ProxyControl, RequestRecord
+from chaos.vocabulary import Fault
 from rig.adapters.models import RunDetail, TokenEvent
 from tests.conftest import Corpus, LiveWorkbench, start_workbench
 from tests.workbench.helpers import ask
@@ -107,9 +109,11 @@ def test_dropped_usage_is_estimated_and_named(rigged: Rigged) -> None:
 
 
 def test_latency_and_first_token_delay_show_in_the_model_stage(rigged: Rigged) -> None:
-    base, _, _ = run_with(rigged, None)
+    _, base_log, _ = run_with(rigged, None)
     slow, log, _ = run_with(rigged, {"mode": "latency", "delay_ms": 300})
-    assert all(ms >= 300 for ms in model_ms(slow)) and max(model_ms(base)) < 300
+    chat = [rec for rec in log if rec.endpoint == "chat"]
+    assert all(rec.faults == [] for rec in base_log) and chat and all(rec.faults == ["latency"] for rec in chat)
+    assert model_ms(slow) and all(ms >= 300 for ms in model_ms(slow))  # a delay is a floor, on any machine
     late, log, _ = run_with(rigged, {"mode": "first_token_delay", "delay_ms": 300, "match": "tool_call_id"})
     assert log[-1].first_token_ms is not None and log[-1].first_token_ms >= 300
     assert late.first_token_at_ms is not None and late.queued_at_ms is not None
@@ -136,3 +140,24 @@ def test_bad_rules_are_refused_with_the_reason(rigged: Rigged) -> None:
     assert response.status_code == 422 and "delay_ms" in response.text
     response = httpx.post(f"{rigged.control.url}/_rig/rules", json={"mode": "teleport"})
     assert response.status_code == 422
+
+
+def test_a_schedule_fault_with_endpoint_embeddings_hits_the_embeddings_only() -> None:
+    """The vocabulary's `endpoint` reaches the proxy: the gate's retrieval fault, written as a chaos step."""
+    proxy = LlmFaultProxy("mock")
+    url = proxy.start()
+    try:
+        injectors = Injectors(proxies={"llm_proxy": url})
+        fault = Fault(via="llm_proxy", mode="status", status=503, endpoint="embeddings")
+        injectors.check(fault)
+        applied = injectors.apply(fault)
+        chat = httpx.post(f"{url}/v1/chat/completions", json={"model": "m", "messages": [{"role": "user",
+                                                                                         "content": "hi"}]})
+        embed = httpx.post(f"{url}/v1/embeddings", json={"model": "e", "input": ["hi"]})
+        assert (fault.label, chat.status_code, embed.status_code) == ("embeddings/status", 200, 503)
+        injectors.rollback(applied)
+        assert httpx.post(f"{url}/v1/embeddings", json={"model": "e", "input": ["hi"]}).status_code == 200
+    finally:
+        proxy.stop()
+    with pytest.raises(ValueError, match="llm_proxy only"):
+        Fault(via="http_proxy", mode="status", endpoint="embeddings")
