@@ -4,6 +4,7 @@
     ├── ConfigError               a config, policy, selector map or eval-set file is malformed
     ├── FixtureError              the fixture corpus cannot be built or read
     ├── CapabilityMissing         the target's adapter does not offer an operation a step needs
+    ├── AdapterContractError      an adapter broke the rig's adapter contract (a bug in the adapter, not the target)
     ├── EvidenceError             the evidence store cannot be opened or written
     ├── BrowserUnavailable        no Chromium for Playwright, or it would not start
     └── TargetError               talking to the target failed
@@ -57,6 +58,13 @@ class CapabilityMissing(RigError):
         )
         self.capability = capability
         self.detail = detail
+
+
+class AdapterContractError(RigError):
+    """An adapter broke the rig's adapter contract: a bug in the adapter, not a fault of the target."""
+
+    def __init__(self, adapter: str, message: str) -> None:
+        super().__init__(f"adapter {adapter}: {message}", fix="fix the adapter (docs/extending.md: the adapter contract)")
 
 
 class EvidenceError(RigError):

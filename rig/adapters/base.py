@@ -7,6 +7,7 @@ Operations a target lacks raise `CapabilityMissing`; `capabilities()` declares t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json as _json
 from abc import ABC, abstractmethod
@@ -40,7 +41,7 @@ from rig.adapters.models import (
 )
 from rig.adapters.transport import HttpxTransport, Reply, Transport, TransportError
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, TargetHTTPError, TargetProtocolError, TargetUnreachable
+from rig.errors import AdapterContractError, CapabilityMissing, TargetHTTPError, TargetProtocolError, TargetUnreachable
 from rig.measure.sse import RawEvent, read_events
 
 
@@ -60,6 +61,31 @@ class Exchange:
 
 
 Recorder = Callable[[Exchange], None]
+SUBMITTING = ("ask", "regenerate")  # the operations whose answer starts a run: T3–T5 count from their submit_ns
+
+
+def _stamped(method: Callable[..., Submitted]) -> Callable[..., Submitted]:
+    """Wrap a submitting operation: `submit_ns` and `accepted_ns` are the clock around the call unless the
+    adapter stamped a narrower window itself (just before the request that starts the run), and a stamp outside
+    the call, or accepted before submitted, is an AdapterContractError, never a silently wrong T3–T5."""
+
+    @functools.wraps(method)
+    def submit(self: Adapter, *args: Any, **kwargs: Any) -> Submitted:
+        before = now_ns()
+        submitted = method(self, *args, **kwargs)
+        after = now_ns()
+        if not isinstance(submitted, Submitted):
+            raise AdapterContractError(type(self).__name__, f"{method.__name__} returned "
+                                       f"{type(submitted).__name__}, not Submitted")
+        submitted.submit_ns = submitted.submit_ns or before
+        submitted.accepted_ns = submitted.accepted_ns or after
+        if not before <= submitted.submit_ns <= submitted.accepted_ns <= after:
+            raise AdapterContractError(type(self).__name__, f"{method.__name__} stamped submit_ns/accepted_ns "
+                                       "outside the call (use rig.clock.now_ns(), or leave them to the base class)")
+        return submitted
+
+    submit.stamped = True  # type: ignore[attr-defined]
+    return submit
 
 
 class Adapter(ABC):
@@ -72,6 +98,14 @@ class Adapter(ABC):
     """
 
     base_url: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every `ask` and `regenerate` a subclass defines is stamped on the rig's clock by the base class."""
+        super().__init_subclass__(**kwargs)
+        for name in SUBMITTING:
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "stamped", False):
+                setattr(cls, name, _stamped(method))
 
     def __init__(self, base_url: str = "", *, transport: Transport | None = None, timeout_s: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")

@@ -74,14 +74,21 @@ class Capabilities(BaseModel):
     citation_pages: bool = True  # a citation names the physical page (and chunk) it rests on
     slots_metric: str | None = None  # the gauge of run slots in use on the target's /metrics, when it has one
 
+    @classmethod
+    def check_names(cls, *names: str) -> None:
+        """Raise ValueError for a name (`field` or `field=variant`) that is no capability: a mistyped name would
+        otherwise block items silently. Cases check theirs when they are declared."""
+        for name in names:
+            field = name.partition("=")[0]
+            if field not in cls.model_fields:
+                raise ValueError(f"no capability named {field!r} (see rig.adapters.capabilities.Capabilities)")
+
     def missing(self, *names: str) -> list[str]:
-        """Names (as `field` or `field=variant`) that are not offered; a name that is no capability is a bug in the
-        caller (a mistyped name would otherwise block items silently), so it raises."""
+        """Names (as `field` or `field=variant`) that are not offered; a name that is no capability raises."""
+        type(self).check_names(*names)
         out = []
         for name in names:
             field, _, variant = name.partition("=")
-            if field not in type(self).model_fields:
-                raise ValueError(f"no capability named {field!r} (see rig.adapters.capabilities.Capabilities)")
             value = getattr(self, field)
             if variant:
                 ok = variant in value if isinstance(value, list) else value == variant

@@ -191,7 +191,8 @@ class Session(_Model):
 
 
 class Submitted(_Model):
-    """A question accepted by the target; `submit_ns` is the client clock just before the request was written."""
+    """A question accepted by the target. `submit_ns`/`accepted_ns`: the client clock around the call, stamped by
+    `Adapter` itself; an adapter may stamp a narrower window (just before the request that starts the run)."""
 
     run_id: str
     message_id: str | None = None

@@ -160,9 +160,8 @@ class WorkbenchAdapter(Adapter):
         if parent_id:
             body["parent_id"] = parent_id
         headers = {"traceparent": traceparent} if traceparent else None
-        submit = now_ns()
         data = self.json(auth, "POST", f"{API}/sessions/{session_id}/messages", op="ask", json=body, headers=headers)
-        return Submitted.model_validate({**data, "submit_ns": submit, "accepted_ns": now_ns()})
+        return Submitted.model_validate(data)  # the base class stamps submit_ns and accepted_ns around the call
 
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
@@ -194,10 +193,9 @@ class WorkbenchAdapter(Adapter):
         return Resumed.model_validate(self.json(auth, "POST", f"{API}/runs/{run_id}/resume", op="resume"))
 
     def regenerate(self, auth: Auth, message_id: str, *, traceparent: str | None = None) -> Submitted:
-        submit = now_ns()
         headers = {"traceparent": traceparent} if traceparent else None
         data = self.json(auth, "POST", f"{API}/messages/{message_id}/regenerate", op="regenerate", headers=headers)
-        return Submitted.model_validate({**data, "submit_ns": submit, "accepted_ns": now_ns()})
+        return Submitted.model_validate(data)
 
     def export(self, auth: Auth | None, session_id: str, fmt: str = "md") -> Exported:
         if fmt not in self.capabilities().export:

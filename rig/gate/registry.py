@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rig.adapters.capabilities import Capabilities
+from rig.measure.tcodes import is_tcode
 from rig.plugins import load_scenario_packs
 
 if TYPE_CHECKING:
@@ -41,6 +43,11 @@ def case(case_id: int, record_id: str, *, codes: tuple[str, ...] = (), needs: tu
          papers: tuple[str, ...] | None = None) -> Callable[[CaseFn], CaseFn]:
     """Register a case function for reliability case `case_id` (`record_id` as the eval set spells it); `papers` says
     what the case needs uploaded: paper ids, variant ids, `isolated:P32`, `B`, `quality:<record prefix>`, `*`."""
+    Capabilities.check_names(*needs)  # a mistyped capability fails here, at import, not as silent BLOCKED items
+    unknown = [c for c in codes if not is_tcode(c)]
+    if unknown:
+        raise ValueError(f"case {case_id}: no T-code {', '.join(unknown)} (rig.measure.tcodes.TCode)")
+
     def register(fn: CaseFn) -> CaseFn:
         module = fn.__module__.rsplit(".", 1)[-1]
         _CASES[case_id] = CaseSpec(case_id, record_id, module, fn, codes, needs, papers)

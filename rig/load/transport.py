@@ -8,6 +8,7 @@ keeps reading cheap and stamps every event the moment its block is complete.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import gevent
 
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
+from rig.errors import RigError
 
 DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep the connection
 
@@ -70,11 +72,9 @@ class LocustTransport(Transport):
         with self.client.request(method, path, name=op, headers=headers, data=body, stream=True,
                                  catch_response=True) as resp:
             status = self._judge(resp)
-            raw = getattr(resp, "_response", None)
+            raw = stream_reader(resp)
 
             def chunks() -> Iterator[bytes]:
-                if raw is None:
-                    return
                 try:
                     head = raw.readline(b"\n")
                     if not head:
@@ -91,6 +91,24 @@ class LocustTransport(Transport):
             finally:
                 _finish(raw)
                 self.client.cookiejar.clear()
+
+
+def stream_reader(resp: Any) -> Any:
+    """The socket reader under a Locust FastResponse (geventhttpclient's response, `_response`), read one event
+    block at a time with `readline(sep)`. Neither library promises it: when a version lacks it, this raises a
+    RigError (the run is then undecided, as for any rig error) instead of every stream reading empty and
+    counting as `stream_broken`."""
+    raw = getattr(resp, "_response", None)
+    readline = getattr(raw, "readline", None)
+    try:
+        takes_sep = callable(readline) and "sep" in inspect.signature(readline).parameters
+    except (TypeError, ValueError):
+        takes_sep = False
+    if not takes_sep:
+        raise RigError(f"the load client's response ({type(resp).__name__}) has no stream reader "
+                       "`_response.readline(sep)`: Locust or geventhttpclient changed what the rig reads streams with",
+                       fix="install the locust and geventhttpclient versions pyproject.toml allows (make setup)")
+    return raw
 
 
 def _headers(resp: Any) -> dict[str, str]:
