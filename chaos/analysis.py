@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from rig.evidence import EvidenceStore
+from rig.load.chaos_result import ChaosAnalysis, Retained
 from rig.load.runviews import TERMINAL, RunView, run_views
 from rig.stats import summarize
 
@@ -27,7 +28,7 @@ def _shift(inside: list[float], base: list[float]) -> dict[str, Any]:
     return {"window": a, "baseline": b, "delta": delta}
 
 
-def analyse(store: EvidenceStore, retention: dict[str, Any] | None = None) -> dict[str, Any]:
+def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) -> ChaosAnalysis:
     """The chaos part of load.json: one entry per window, plus the hypothesis checks and retention."""
     measures = store.measures()
     runs = run_views(measures)
@@ -91,8 +92,9 @@ def analyse(store: EvidenceStore, retention: dict[str, Any] | None = None) -> di
             entry["first_good_run"] = later[0].run_id if later else None
         out.append(entry)
     hypothesis = {e["title"]: e["data"] for e in store.evidence(kind="chaos_hypothesis")}
-    return {"windows": out, "hypothesis": hypothesis,
-            "baseline_runs": len(base), "rollbacks": [e["data"] for e in store.evidence(kind="chaos_rollbacks")]}
+    return ChaosAnalysis.model_validate({
+        "windows": out, "hypothesis": hypothesis, "baseline_runs": len(base),
+        "rollbacks": [e["data"] for e in store.evidence(kind="chaos_rollbacks")]})
 
 
 def committed_messages(store: EvidenceStore, before_ms: float) -> list[tuple[str, str, str]]:
@@ -105,7 +107,7 @@ def committed_messages(store: EvidenceStore, before_ms: float) -> list[tuple[str
     return out
 
 
-def check_retained(adapter: Any, passwords: dict[str, str], committed: list[tuple[str, str, str]]) -> dict[str, Any]:
+def check_retained(adapter: Any, passwords: dict[str, str], committed: list[tuple[str, str, str]]) -> Retained:
     """Read every committed answer's session back from the target; the missing ones are lost data."""
     by_user: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for user, session, message in committed:
@@ -118,4 +120,4 @@ def check_retained(adapter: Any, passwords: dict[str, str], committed: list[tupl
             have = {m.message_id for m in adapter.session(auth, session_id).messages}
             present += len(messages & have)
             missing += sorted(messages - have)
-    return {"checked": len(committed), "present": present, "lost": len(missing), "lost_messages": missing[:50]}
+    return Retained(checked=len(committed), present=present, lost=len(missing), lost_messages=missing[:50])

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
 from rig.errors import RigError
+from rig.load.chaos_result import ProbeResult
 from rig.telemetry.tracing import RigTracer, noop_tracer
 
 
@@ -44,14 +45,6 @@ class ChaosMetrics:
         if self._server is not None:
             self._server.shutdown()
             self._server = None
-
-
-class ProbeResult(BaseModel):
-    name: str
-    probe: str
-    ok: bool
-    ms: float
-    detail: str = ""
 
 
 class Window(BaseModel):

@@ -16,6 +16,7 @@ from typing import Any
 
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
+from rig.load.chaos_result import ChaosAnalysis
 from rig.policy import Decision
 from rig.run_end import mark_ended_early
 from rig.rundir import hold, release
@@ -82,7 +83,7 @@ def _finish_load(run_dir: Path, manifest: RunManifest, store: EvidenceStore, ear
     users = int(previous.get("users") or 0)
     summary = load_summary(store, run_dir, duration, workers, users)
     if previous.get("chaos") and summary.chaos is None:
-        summary.chaos = previous["chaos"]  # the chaos plug-in's analysis, when the run got to write it
+        summary.chaos = ChaosAnalysis.model_validate(previous["chaos"])  # the chaos plug-in's, when it got to write it
     return finish_load(run_dir, store, manifest, summary)
 
 

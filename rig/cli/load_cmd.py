@@ -117,10 +117,8 @@ def load(
         console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "
                       f"error ratio over the whole run {s.error_ratio:.2%}, send lag p99 {s.send_lag.p99 or 0:.1f} ms")
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
-    for w in (s.chaos or {}).get("windows", []) if s else []:
-        extra = (f", interrupted {w['interrupted']}, lost {w['lost']}, ready {w.get('ready_s')} s"
-                 if w["via"] == "restart" else "")
-        console.print(f"chaos {w['step']} ({w['fault']}): {w['runs_in_flight']} runs in flight, "
-                      f"recovery {w.get('recovery_s')} s{extra}")
+    for w in s.chaos.windows if s and s.chaos else []:
+        extra = f", interrupted {w.interrupted}, lost {w.lost}, ready {w.ready_s} s" if w.via == "restart" else ""
+        console.print(f"chaos {w.step} ({w.fault}): {w.runs_in_flight} runs in flight, recovery {w.recovery_s} s{extra}")
     console.print(f"reports: {result.run_dir}/report.html, load.json, locust_stats.csv")
     raise typer.Exit(result.decision.exit_code)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, Measure
+from rig.load.chaos_result import ChaosAnalysis
 from rig.load.phases import FaultPhases, fault_phases, recovery_stats
 from rig.load.replay.fidelity import ReplayFidelity, replay_fidelity
 from rig.load.replay.plan import ReplayPlan
@@ -71,7 +71,7 @@ class LoadSummary(BaseModel):
     duration_s: float
     samples_by_origin: dict[str, int]
     locust: LocustTotals
-    chaos: dict[str, Any] | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
+    chaos: ChaosAnalysis | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
     replay: ReplayFidelity | None = None  # `--replay`: the offered load's fidelity to its source
     worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from rig.evidence import EvidenceStore
+from rig.load.chaos_result import ChaosAnalysis
 from rig.measure.aggregate import tcode_rows
 from rig.quality.sheets import JudgeSheet, sheet_html
 from rig.quality.summary import turn_records
@@ -100,7 +101,7 @@ def prerelease_numbers(result: PrereleaseResult) -> PrereleaseNumbers:
     """The headline numbers of each part, from its result as read back from its store (what the report prints)."""
     load = result.load.summary
     assert load is not None
-    windows = (load.chaos or {}).get("windows") or []
+    windows = load.chaos.windows if load.chaos else []
     verdicts: dict[str, int] = {}
     for c in result.gate.data.cases:
         verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
@@ -114,7 +115,8 @@ def prerelease_numbers(result: PrereleaseResult) -> PrereleaseNumbers:
                          error_ratio_in_fault=load.phases.in_fault.error_ratio, requests=load.requests,
                          workers=load.workers, headline=f"{error_headline(load)}; {load.throughput_rps:.2f} runs/s"),
         chaos=ChaosNumbers(windows=[ChaosWindowNumbers.model_validate(
-            {k: w.get(k) for k in ChaosWindowNumbers.model_fields if w.get(k) is not None}) for w in windows]),
+            {k: getattr(w, k) for k in ChaosWindowNumbers.model_fields if getattr(w, k, None) is not None})
+            for w in windows]),
         quality=QualityNumbers(decision=q.decision.decision, turns=q.turns, states=q.states,
                                metrics={m.name: MetricNumbers(pooled=m.pooled, mean=m.mean, min=m.minimum, turns=m.turns,
                                                               below_bar=m.below_bar) for m in q.metrics},
@@ -143,7 +145,7 @@ def write_prerelease_report(result: PrereleaseResult) -> PrereleaseNumbers:
                    f"<a href='quality/judge/sheets.json'>JSON</a>.</p><details><summary>open the sheets</summary>"
                    f"{''.join(sheet_html(s) for s in sheets)}</details>")
     sections = [("Load (T10): curves with the chaos windows shaded", load_html),
-                ("Chaos windows", chaos_section(result.load.summary.chaos or {})),
+                ("Chaos windows", chaos_section(result.load.summary.chaos or ChaosAnalysis())),
                 ("Quality metrics", quality_section(q, records, "quality/judge/sheets.html")),
                 ("T-codes of the quality run", quality_tcodes),
                 ("Judge sheets", sheets_html)]
