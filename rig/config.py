@@ -79,7 +79,7 @@ class TargetConfig(_Strict):
     adapter: str = "rig.adapters:WorkbenchAdapter"
     chaos_token_env: str | None = None
     restart_cmd: str | None = None
-    docker_container: str | None = None  # chaos restarts through the docker SDK (`rig[dist]`)
+    docker_container: str | None = None  # restarts (case 26, chaos) through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
     options: dict[str, Any] = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
     model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
