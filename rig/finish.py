@@ -93,6 +93,14 @@ def _is_demo(run_dir: Path) -> bool:
 
 def _finish_demo(run_dir: Path) -> Finished:
     """Each part that has a store is finished; the demo's report then shows what the parts hold."""
+    hold(run_dir)  # never rewrite a demo that is still running
+    try:
+        return _finish_demo_parts(run_dir)
+    finally:
+        release(run_dir)
+
+
+def _finish_demo_parts(run_dir: Path) -> Finished:
     parts = {p: finish_run(run_dir / p) for p in ("load", "gate", "quality") if (run_dir / p / "manifest.json").exists()}
     missing = [p for p in ("load", "gate", "quality") if p not in parts]
     early = next((f.ended_early for f in parts.values() if f.ended_early), None)

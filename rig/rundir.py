@@ -14,18 +14,29 @@ from rig.errors import ConfigError
 _held: dict[Path, int] = {}  # run directory → the open lock file of this process
 
 
-def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Path | None = None) -> Path:
-    """The run directory, created when new and locked for this process; a ConfigError when resuming nothing,
-    reusing a finished run, or when another live process holds it."""
+RESUMABLE = ("gate", "quality", "demo")  # the runs `--resume` continues
+STORE = ("evidence.sqlite3",)  # what makes a directory a run's: its evidence store
+
+
+def new_run_name(kind: str, reports_root: Path) -> Path:
+    """`reports/<YYYYmmdd-HHMMSS>-<kind>`: where a run goes when no `--out` is given."""
+    return reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{kind}"
+
+
+def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Path | None = None,
+                  marks: tuple[str, ...] = STORE) -> Path:
+    """The one way a run gets its directory: created when new (`--out`, or a timestamped one under `reports_root`)
+    and locked for this process. A ConfigError when resuming a directory that holds none of `marks`, reusing one
+    that holds any of them (a run is there), or when another live process holds it."""
     if resume is not None:
-        if not (resume / "evidence.sqlite3").exists():
-            raise ConfigError(f"{resume} holds no evidence store to resume", fix=f"pass the run directory of a {kind}")
+        if not any((resume / m).exists() for m in marks):
+            raise ConfigError(f"{resume} holds no {kind} run to resume", fix=f"pass the run directory of a {kind}")
         hold(resume)
         return resume
-    run_dir = out or reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{kind}"
-    if (run_dir / "evidence.sqlite3").exists():
+    run_dir = out or new_run_name(kind, reports_root)
+    if any((run_dir / m).exists() for m in marks):
         raise ConfigError(f"{run_dir} already holds a run",
-                          fix="pass a new --out" + (", or --resume it" if kind != "load" else " directory"))
+                          fix="pass a new --out directory" + (", or --resume it" if kind in RESUMABLE else ""))
     run_dir.mkdir(parents=True, exist_ok=True)
     hold(run_dir)
     return run_dir

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.rundir import run_directory
 
 
 def browser(
@@ -27,12 +28,10 @@ def browser(
     text and the end (MutationObserver, performance.timeOrigin + now()); each turn is linked to its run id
     and the server's run record. Writes browser.json and evidence.sqlite3 into the run directory.
     """
-    import datetime as dt
-
     from rig.browser.run import BrowserRunOptions, run_browser
 
-    run_dir = out or Path("reports") / (dt.datetime.now().strftime("%Y%m%d-%H%M%S") + "-browser")
     try:
+        run_dir = run_directory("browser", out=out, reports_root=Path("reports"))
         options = BrowserRunOptions(users=users, turns=turns, target=target, config=config, selectors=selectors,
                                     out=run_dir, deadline_s=deadline)
         with console.status(f"{users} browser user(s), {turns} turn(s) each"):

@@ -262,8 +262,7 @@ def _run_workers_only(options: LoadOptions) -> LoadResult:
                           fix="rig load --worker-only --workers 4 --master-host 10.0.0.5 --config rig.yaml")
     config = load_config(options.config)
     passwords = {a.username: a.resolve_password() for a in config.accounts.values()}
-    run_dir = options.out or options.reports_root / "worker"
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = run_directory("worker", out=options.out, reports_root=options.reports_root, marks=())
     procs = start_locust(run_dir, "", [], total_users=0, spawn_rate=1, duration_s=options.duration_s,
                          workers=max(options.workers, 1), expect_workers=None, secrets_json=json.dumps(passwords),
                          master_host=options.master_host, master_port=options.master_port, worker_only=True)

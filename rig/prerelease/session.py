@@ -11,7 +11,6 @@ the top is rendered from those stores, with the gate decision first. The exit co
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
 from rig.load.options import LoadOptions
@@ -28,6 +26,7 @@ from rig.load.session import LoadResult
 from rig.policy import Decision
 from rig.quality.session import QualityOptions, QualityResult, run_quality
 from rig.report.write import point_latest
+from rig.rundir import release, run_directory
 from rig.runmanifest import read_manifest
 
 Progress = Callable[[str, str, float, float], None]  # part, text, done, total
@@ -68,52 +67,53 @@ class PrereleaseResult:
         return self.gate.decision
 
 
+DEMO_MARKS = ("report.html", "load")  # a directory holds a demo once its load part began or it reported
+
+
 def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None) -> PrereleaseResult:
     """Load under chaos, then the gate (judging the load too), then quality; one report at the end."""
     from rig.load.extensions import load_extensions
     from rig.load.session import run_load
     from rig.prerelease.report import write_prerelease_report
 
-    run_dir = options.resume or options.out or options.reports_root / f"{dt.datetime.now():%Y%m%d-%H%M%S}-demo"
-    if options.resume is None and ((run_dir / "report.html").exists() or (run_dir / "load").exists()):
-        raise ConfigError(f"{run_dir} already holds a pre-release run",
-                          fix="pass a new --out directory, or --resume it")
-    if options.resume is not None and not run_dir.is_dir():
-        raise ConfigError(f"{run_dir} is not a pre-release run directory", fix="pass the directory rig demo wrote")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    policy = options.policy or packaged("policy.yaml")
-    timings: dict[str, float] = {}
+    run_dir = run_directory("demo", out=options.out, reports_root=options.reports_root, resume=options.resume,
+                            marks=DEMO_MARKS)
+    try:
+        policy = options.policy or packaged("policy.yaml")
+        timings: dict[str, float] = {}
 
-    def part(name: str) -> Callable[[str, float, float], None]:
-        return lambda text, done, total: progress(name, text, done, total) if progress else None
+        def part(name: str) -> Callable[[str, float, float], None]:
+            return lambda text, done, total: progress(name, text, done, total) if progress else None
 
-    began = time.monotonic()
-    load_options = LoadOptions(users=options.users, duration_s=options.duration_s, workers=options.workers,
-                               browsers=options.browsers, chaos=options.chaos or packaged("chaos.yaml"),
-                               out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
-                               think_min_s=options.think_s[0], think_max_s=options.think_s[1],
-                               token_delay_ms=options.token_delay_ms, reports_root=options.reports_root)
-    load = kept_load(run_dir / "load", policy)
-    if load is None:
-        ext = load_extensions(load_options)
-        load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
-                        finish=ext.finish, sections=ext.sections)
-    timings["load"] = time.monotonic() - began
-    mark = time.monotonic()
-    gate = kept_gate(run_dir / "gate") or run_gate(GateOptions(
-        out=run_dir / "gate", resume=_started(run_dir / "gate"), policy=policy, load=load.run_dir,
-        cases=options.gate_cases, browser=options.gate_browser, reports_root=options.reports_root), part("gate"))
-    timings["gate"] = time.monotonic() - mark
-    mark = time.monotonic()
-    quality = kept_quality(run_dir / "quality") or run_quality(QualityOptions(
-        out=run_dir / "quality", resume=_started(run_dir / "quality"), cases=options.quality_cases,
-        reports_root=options.reports_root), part("quality"))
-    timings["quality"] = time.monotonic() - mark
-    timings["total"] = time.monotonic() - began
-    result = PrereleaseResult(run_dir, load, gate, quality, timings)
-    write_prerelease_report(result)
-    point_latest(run_dir, options.reports_root)
-    return result
+        began = time.monotonic()
+        load_options = LoadOptions(users=options.users, duration_s=options.duration_s, workers=options.workers,
+                                   browsers=options.browsers, chaos=options.chaos or packaged("chaos.yaml"),
+                                   out=run_dir / "load", policy=policy, spawn_rate=max(1.0, options.users / 2),
+                                   think_min_s=options.think_s[0], think_max_s=options.think_s[1],
+                                   token_delay_ms=options.token_delay_ms, reports_root=options.reports_root)
+        load = kept_load(run_dir / "load", policy)
+        if load is None:
+            ext = load_extensions(load_options)
+            load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
+                            finish=ext.finish, sections=ext.sections)
+        timings["load"] = time.monotonic() - began
+        mark = time.monotonic()
+        gate = kept_gate(run_dir / "gate") or run_gate(GateOptions(
+            out=run_dir / "gate", resume=_started(run_dir / "gate"), policy=policy, load=load.run_dir,
+            cases=options.gate_cases, browser=options.gate_browser, reports_root=options.reports_root), part("gate"))
+        timings["gate"] = time.monotonic() - mark
+        mark = time.monotonic()
+        quality = kept_quality(run_dir / "quality") or run_quality(QualityOptions(
+            out=run_dir / "quality", resume=_started(run_dir / "quality"), cases=options.quality_cases,
+            reports_root=options.reports_root), part("quality"))
+        timings["quality"] = time.monotonic() - mark
+        timings["total"] = time.monotonic() - began
+        result = PrereleaseResult(run_dir, load, gate, quality, timings)
+        write_prerelease_report(result)
+        point_latest(run_dir, options.reports_root)
+        return result
+    finally:
+        release(run_dir)
 
 
 # -- resuming: what a killed pre-release run already finished is kept as it is ---------------------------------

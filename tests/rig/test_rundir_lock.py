@@ -33,3 +33,20 @@ def test_a_live_holder_keeps_a_second_rig_out_until_it_is_gone(tmp_path: Path) -
         release(run_dir)
         if holder.poll() is None:
             holder.kill()
+
+
+def test_every_kind_of_run_gets_its_directory_one_way(tmp_path: Path) -> None:
+    """New directories are named `<time>-<kind>` and locked; a demo is marked by its parts, not by a store."""
+    worker = run_directory("worker", out=None, reports_root=tmp_path, marks=())
+    try:
+        assert worker.name.endswith("-worker") and (worker / ".lock").read_text().strip().isdigit()
+    finally:
+        release(worker)
+    demo = tmp_path / "demo"
+    with pytest.raises(ConfigError, match="holds no demo run to resume"):
+        run_directory("demo", out=None, reports_root=tmp_path, resume=demo.parent / "nothing", marks=("load",))
+    (demo / "load").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="already holds a run"):
+        run_directory("demo", out=demo, reports_root=tmp_path, marks=("report.html", "load"))
+    assert run_directory("demo", out=None, reports_root=tmp_path, resume=demo, marks=("load",)) == demo
+    release(demo)
