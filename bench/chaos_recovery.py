@@ -27,8 +27,8 @@ import httpx
 from chaos.load_hook import ChaosLoad
 from chaos.proxy_base import ProxyControl
 from rig.load.options import LoadOptions
-from rig.load.procs import free_port
 from rig.load.session import run_load
+from rig.ports import free_port
 from rig.stats import summarize
 from rig.waiting import wait_until
 

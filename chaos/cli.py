@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
+from chaos.http_proxy import HttpFaultProxy
+from chaos.llm_proxy import LlmFaultProxy
+from chaos.net_proxy import LinkFault, NetFaultProxy
+from chaos.proxy_base import FaultProxy
+from chaos.rules import ProxyFault
+from chaos.schedule import load_schedule
+from chaos.vocabulary import MODES, TARGET_POINTS
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.load.options import parse_duration
 
 app = typer.Typer(help="Fault injection: LLM and HTTP fault proxies, schedules, the fault vocabulary.",
                   no_args_is_help=True)
@@ -42,7 +53,6 @@ def llm_proxy(
 
     Rules can also be added and cleared while it runs: POST/DELETE http://HOST:PORT/_rig/rules.
     """
-    from chaos.llm_proxy import LlmFaultProxy
 
     proxy = LlmFaultProxy(upstream, seed=seed, record_path=record, mock_chunk_ms=mock_chunk_ms,
                           mock_first_token_ms=mock_first_token_ms)
@@ -59,7 +69,6 @@ def http_proxy(
     record: Annotated[Path | None, typer.Option(help="Append every request to this JSONL.")] = None,
 ) -> None:
     """Serve an HTTP fault proxy in front of a tool backend or the target: delay, status, reset, slow body, cut."""
-    from chaos.http_proxy import HttpFaultProxy
 
     _serve(HttpFaultProxy(upstream, seed=seed, record_path=record), listen, rule or [])
 
@@ -76,9 +85,7 @@ def net_proxy(
 ) -> None:
     """Serve a TCP relay with link faults in front of the target, for hosts without netem: latency (a delay
     line, one way), partition, reset. Schedules use it as `via: network` with `proxies: {network: CONTROL_URL}`."""
-    from pydantic import ValidationError
 
-    from chaos.net_proxy import LinkFault, NetFaultProxy
 
     up_host, up_port = _listen(upstream)
     proxy = NetFaultProxy(up_host, up_port)
@@ -95,8 +102,6 @@ def net_proxy(
         raise typer.Exit(2) from None
     console.print(f"[bold]network fault proxy[/] tcp://{relay} → tcp://{up_host}:{up_port}; control {url}/_rig/rules; "
                   "Ctrl-C stops")
-    import signal
-    import threading
 
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -111,10 +116,7 @@ def net_proxy(
 
 
 def _serve(proxy: object, listen: str, rules: list[str]) -> None:
-    from pydantic import ValidationError
 
-    from chaos.proxy_base import FaultProxy
-    from chaos.rules import ProxyFault
 
     assert isinstance(proxy, FaultProxy)
     host, port = _listen(listen)
@@ -144,8 +146,6 @@ def validate(schedule: Annotated[Path, typer.Argument(help="The schedule file.")
              duration: Annotated[str | None, typer.Option(help="Also check it fits a load run this long.")] = None
              ) -> None:
     """Check a chaos schedule and print its timeline."""
-    from chaos.schedule import load_schedule
-    from rig.load.options import parse_duration
 
     try:
         s = load_schedule(schedule)
@@ -164,7 +164,6 @@ def validate(schedule: Annotated[Path, typer.Argument(help="The schedule file.")
 @app.command("modes")
 def modes() -> None:
     """The fault vocabulary: every channel with its points and modes."""
-    from chaos.vocabulary import MODES, TARGET_POINTS
 
     table = Table("via", "points", "modes", title="fault vocabulary")
     points = {"target": ", ".join(TARGET_POINTS), "llm_proxy": "llm", "http_proxy": "a path glob",

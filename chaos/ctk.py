@@ -19,6 +19,7 @@ from rig.adapters import Adapter, load_adapter_class
 from rig.adapters.models import Auth, ToolResultEvent
 from rig.config import RigConfig, load_config
 from rig.errors import RigError, TargetUnreachable
+from rig.fixtures import ensure_corpus
 from rig.target.readiness import wait_ready
 from rig.target.restart import CommandRestarter, DockerRestarter, RestartMode
 
@@ -110,7 +111,6 @@ def _squash(text: str) -> str:
 def _library(adapter: Adapter, cfg: RigConfig, paper: str) -> tuple[Auth, str, str]:
     """Account `a` logged in, and the project and document the probes ask about: project `rig-ctk` holding the
     paper, uploaded from the rig's corpus on first use."""
-    from rig.fixtures import ensure_corpus
 
     account = cfg.accounts["a"]
     auth = adapter.login(account.username, account.resolve_password())

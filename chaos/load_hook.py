@@ -5,16 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import push_to_gateway
+
 from chaos.analysis import analyse, check_retained, committed_messages
 from chaos.injectors import Injectors
 from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
 from rig.errors import RigError
-from rig.load.chaos_result import ChaosAnalysis, Retained
 from rig.load.extensions import LoadExtensions
 from rig.load.options import LoadOptions
-from rig.load.summary import LoadSummary
-from rig.telemetry.tracing import RigTracer, noop_tracer
+from rig.ports import free_port
+from rig.report.chaos_section import chaos_bands, chaos_section
+from rig.results.chaos import ChaosAnalysis, Retained
+from rig.results.load import LoadSummary
+from rig.telemetry.tracing import RigTracer, configured_endpoints, noop_tracer
 
 
 def chaos_extension(options: LoadOptions, *, chaos_metrics_port: int | None = None, **_: Any) -> LoadExtensions | None:
@@ -44,8 +48,6 @@ class ChaosLoad:
 
     # -- prepare: the target is up, Locust not yet started ---------------------------------------------------
     def prepare(self, ctx: Any) -> None:
-        from rig.load.procs import free_port
-        from rig.telemetry.tracing import configured_endpoints
 
         self.schedule.check_fits(ctx.options.duration_s)
         injectors = Injectors(ctx.adapter, ctx.connection.restarter, {str(k): v for k, v in self.schedule.proxies.items()})
@@ -82,7 +84,6 @@ class ChaosLoad:
         chaos.metrics_url = ctx.store.meta("chaos_metrics")
         summary.chaos = chaos
         if self.pushgateway:
-            from prometheus_client import push_to_gateway
 
             try:
                 push_to_gateway(self.pushgateway, job="rig_chaos", registry=self.metrics.registry,
@@ -94,11 +95,9 @@ class ChaosLoad:
             self._tracer.close()
 
     def bands(self, ctx: Any) -> list[tuple[float, float, str]]:
-        from rig.report.chaos_section import chaos_bands
 
         return chaos_bands(ctx.store)
 
     def sections(self, ctx: Any, summary: LoadSummary) -> list[tuple[str, str]]:
-        from rig.report.chaos_section import chaos_section
 
         return [("Chaos", chaos_section(summary.chaos or ChaosAnalysis()))]

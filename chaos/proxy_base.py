@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from chaos.rules import ProxyFault, ProxyMode, RuleBook
 from chaos.wire import Request, Responder, WireServer
+from rig.errors import RigError
 
 JSON = [("content-type", "application/json")]
 
@@ -170,7 +171,6 @@ class ProxyControl:
         self._timeout = timeout_s
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        from rig.errors import RigError
 
         try:
             response = httpx.request(method, f"{self.url}/_rig/{path}", json=body, timeout=self._timeout)

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
 from rig.errors import RigError
-from rig.load.chaos_result import ProbeResult
+from rig.results.chaos import ProbeResult
 from rig.telemetry.tracing import RigTracer, noop_tracer
 
 

@@ -18,8 +18,9 @@ from rig.errors import (
     TargetProtocolError,
     TargetUnreachable,
 )
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.measure.events import Measure
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.policy import Decision, Policy, decide_gate, load_policy

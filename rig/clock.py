@@ -7,6 +7,7 @@ jump with NTP adjustments and client and server stamps can still be put side by 
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import dataclass
 
@@ -52,3 +53,8 @@ def wall_ns(ns: int | None = None) -> int:
 
 def elapsed_ms(start_ns: int, end_ns: int) -> float:
     return (end_ns - start_ns) / 1e6
+
+
+def now_iso() -> str:
+    """Wall time now, UTC, to the second (what manifests and reports stamp)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rig.errors import EvidenceError
+from rig.measure.events import Measure
 from rig.redact import Redactor
 from rig.verdict import Item, Verdict
 
@@ -58,22 +59,6 @@ class CaseRow(BaseModel):
     started_ms: float | None
     ended_ms: float | None
     trace_id: str | None = None  # the case span's trace (rig and target spans)
-
-
-class Measure(BaseModel):
-    """One measured value of a metric code: a time (ms), a count, tokens or USD, with where it came from."""
-
-    rep: int | None = None
-    case_id: int | None = None
-    code: str
-    source: str
-    value: float
-    unit: str = "ms"
-    run_id: str | None = None
-    label: str | None = None
-    scenario: str | None = None
-    ts_ms: float | None = None
-    origin: str | None = None
 
 
 class EvidenceStore:

@@ -4,7 +4,7 @@ The rig never imports the packages that plug into it (`scenarios`, `chaos`, a te
 declare themselves in their package metadata (`pyproject.toml`, `[project.entry-points."<group>"]`):
 
     rig.scenarios        modules that register cases on import: reliability cases (`rig.gate.registry.case`),
-                         browser halves (`rig.browser.kit.browser_step`), quality scenarios
+                         browser halves (`rig.gate.browser_kit.browser_step`), quality scenarios
                          (`rig.quality.registry.scenario`)
     rig.locustfiles      the locustfile module `rig load` starts Locust with (the last one installed wins)
     rig.load_extensions  callables `(LoadOptions, **kw) -> LoadExtensions | None` run beside a load run

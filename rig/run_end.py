@@ -7,10 +7,16 @@ meta `setup_failed`).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from rig.runmanifest import RunManifest, write_manifest
+from rig.policy import Decision
+from rig.rundir import hold, release
+from rig.runmanifest import RunManifest, read_manifest, write_manifest
 
 
 def mark_ended_early(run_dir: Path, manifest: RunManifest, store: EvidenceStore) -> str | None:
@@ -35,3 +41,34 @@ def ended_reasons(manifest: RunManifest, store: EvidenceStore) -> list[str]:
         if value:
             out.append(str(value))
     return out
+
+
+@dataclass
+class Finished:
+    """A run finished from its directory: its decision, whether it ended early, the files written."""
+
+    run_dir: Path
+    kind: str
+    decision: Decision
+    ended_early: str | None
+    outputs: list[Path]
+
+
+@contextmanager
+def finishing(run_dir: Path, kind: str) -> Iterator[tuple[RunManifest, EvidenceStore, str | None]]:
+    """Open a `kind` run's directory to finish it: its manifest, its store, and when it ended early (None: it ran
+    to its end). The directory is held meanwhile, so a run that is still live is never rewritten."""
+    if not (run_dir / "manifest.json").exists() or not (run_dir / "evidence.sqlite3").exists():
+        raise ConfigError(f"{run_dir} has no manifest.json and evidence.sqlite3: not a rig run directory",
+                          fix="pass the directory a rig gate, load, quality or demo run wrote")
+    manifest = read_manifest(run_dir)
+    if manifest.kind != kind:
+        raise ConfigError(f"{run_dir} is a {manifest.kind!r} run, not a {kind} run",
+                          fix="rig report finishes gate, load, quality and demo runs")
+    hold(run_dir)
+    store = EvidenceStore(run_dir / "evidence.sqlite3")
+    try:
+        yield manifest, store, mark_ended_early(run_dir, manifest, store)
+    finally:
+        store.close()
+        release(run_dir)

@@ -22,10 +22,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from rig.compare.model import CompareResult
-from rig.load.summary import LoadSummary
 from rig.prerelease.report import PrereleaseNumbers
-from rig.quality.summary import QualityReport
 from rig.report.results import GateResults
+from rig.results.load import LoadSummary
+from rig.results.quality import QualityReport
 
 MODELS: dict[str, type[BaseModel]] = {
     "load": LoadSummary, "results": GateResults, "quality": QualityReport, "prerelease": PrereleaseNumbers,

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+from rig.errors import ConfigError
 from rig.gate.session import GateOptions, run_gate
 from rig.verdict import Verdict
 
@@ -61,7 +62,6 @@ def run_selftest(defects: list[str] | None, out: Path, console: Console | None =
     names = defects or list(GUARDS)
     unknown = [d for d in names if d not in GUARDS]
     if unknown:
-        from rig.errors import ConfigError
 
         raise ConfigError(f"unknown defect(s) {unknown}", fix="see python -m workbench defects")
     report = SelftestReport()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json as _json
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -41,7 +42,14 @@ from rig.adapters.models import (
 )
 from rig.adapters.transport import HttpxTransport, Reply, Transport, TransportError
 from rig.clock import now_ns
-from rig.errors import AdapterContractError, CapabilityMissing, TargetHTTPError, TargetProtocolError, TargetUnreachable
+from rig.errors import (
+    AdapterContractError,
+    CapabilityMissing,
+    TargetHTTPError,
+    TargetProtocolError,
+    TargetStalled,
+    TargetUnreachable,
+)
 from rig.measure.sse import RawEvent, read_events
 
 
@@ -305,9 +313,7 @@ class Adapter(ABC):
 
         `timeout_s` is how long the documents may show no progress (a status or stage change), not a total:
         a slow target that keeps moving is waited for; one that stands still raises TargetStalled."""
-        import time
 
-        from rig.errors import TargetStalled
 
         seen: tuple[Any, ...] = ()
         moved = time.monotonic()

@@ -30,7 +30,6 @@ from typing import Any
 
 from rig.adapters.base import Adapter
 from rig.adapters.capabilities import Capabilities
-from rig.adapters.citations import marker_quotes
 from rig.adapters.models import (
     Auth,
     Citation,
@@ -59,6 +58,7 @@ from rig.adapters.socket_events import ChatSocket
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError
+from rig.measure.citations import marker_quotes
 
 API = "/api/v1"
 _STATUS = {"pending": "processing", "processing": "processing", "completed": "ready", "failed": "failed"}

@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from rig.browser.selectors import SelectorMap
+from rig.measure.derive import browser_measures
+from rig.measure.events import Measure
 
 STAMPS = (Path(__file__).resolve().parent / "stamps.js").read_text(encoding="utf-8")
 
@@ -225,3 +227,10 @@ class BrowserUser:
     async def _text(self, selector: str) -> str:
         node = self.page.locator(selector).first
         return (await node.text_content() or "").strip() if await node.count() else ""
+
+
+def turn_measures(turn: BrowserTurn, server_first_token_ms: float | None, scenario: str) -> list[Measure]:
+    """Browser T3/T4/T5 of one turn (from the click on send) and, where the server stamped it, browser T4 −
+    server T4 (`rig.measure.derive.browser_measures`)."""
+    return browser_measures(turn.run_id, turn.send_ms, turn.t3, turn.t4, turn.t5, server_first_token_ms,
+                            turn.answer_ms, scenario)

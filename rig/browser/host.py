@@ -7,6 +7,7 @@ and returns its result, so one Chromium process serves every browser step of a r
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -47,7 +48,6 @@ class BrowserHost:
 
     def browser_pss_mb(self) -> float:
         """Memory of every browser process this host started (MiB), as PSS so shared pages count once."""
-        import os
 
         import psutil
 

@@ -18,8 +18,7 @@ from pydantic import BaseModel, Field
 
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth
-from rig.browser.driver import BrowserTurn, BrowserUser
-from rig.browser.kit import turn_measures
+from rig.browser.driver import BrowserTurn, BrowserUser, turn_measures
 from rig.browser.selectors import SelectorMap
 from rig.evidence import EvidenceStore
 from rig.stats import summarize

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated
@@ -14,10 +15,11 @@ from rig.cli.console import console, fail, progress_bar
 from rig.clock import now_ns
 from rig.corpus_load import load_corpus
 from rig.errors import RigError
-from rig.fixtures import CorpusManifest
+from rig.fixtures import CorpusManifest, ensure_corpus
 from rig.measure.derive import run_measures
 from rig.measure.transcript import RunTranscript
-from rig.target.open import Connection
+from rig.redact import Redactor
+from rig.target.open import Connection, connect
 
 DEMO_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 
@@ -29,11 +31,7 @@ def ask(
     data: Annotated[Path | None, typer.Option(help="Workbench data directory (default: temporary).")] = None,
 ) -> None:
     """Build fixtures, start the workbench, seed accounts A and B, upload the corpus, stream one answer."""
-    import tempfile
 
-    from rig.fixtures import ensure_corpus
-    from rig.redact import Redactor
-    from rig.target.open import connect
 
     try:
         began = time.monotonic()

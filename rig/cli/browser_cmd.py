@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from rig.browser.run import BrowserRunOptions, run_browser
 from rig.cli.console import console, fail
 from rig.errors import RigError
 from rig.rundir import run_directory
@@ -28,7 +29,6 @@ def browser(
     text and the end (MutationObserver, performance.timeOrigin + now()); each turn is linked to its run id
     and the server's run record. Writes browser.json and evidence.sqlite3 into the run directory.
     """
-    from rig.browser.run import BrowserRunOptions, run_browser
 
     try:
         run_dir = run_directory("browser", out=out, reports_root=Path("reports"))

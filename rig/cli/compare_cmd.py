@@ -9,7 +9,13 @@ import typer
 from rich.table import Table
 
 from rig.cli.console import console, fail
+from rig.compare.history import History
+from rig.compare.model import CompareSettings
+from rig.compare.push import push_compare
+from rig.compare.report import write_reports
+from rig.compare.runs import compare_dirs
 from rig.errors import RigError
+from rig.load.replay.fidelity import compare_with_source
 
 
 def compare(
@@ -38,9 +44,6 @@ def compare(
     if base.is_file():
         _replay_fidelity(base, new, out)
         return
-    from rig.compare.model import CompareSettings
-    from rig.compare.report import write_reports
-    from rig.compare.runs import compare_dirs
 
     settings = CompareSettings(alpha=alpha, min_rel=min_rel, min_abs_ms=min_ms, seed=seed)
     try:
@@ -49,7 +52,6 @@ def compare(
         raise fail(exc) from None
     paths = write_reports(result, out or new / "compare")
     if pushgateway:
-        from rig.compare.push import push_compare
 
         try:
             push_compare(pushgateway, result, new.resolve().name)
@@ -71,7 +73,6 @@ def compare(
 
 
 def _replay_fidelity(trace: Path, run_dir: Path, out: Path | None) -> None:
-    from rig.load.replay.fidelity import compare_with_source
 
     try:
         check = compare_with_source(trace, run_dir)
@@ -93,7 +94,6 @@ def history(
     reports_root: Annotated[Path, typer.Option(help="The reports folder holding history.sqlite3.")] = Path("reports"),
 ) -> None:
     """List earlier runs by kind, target and version, with the trend of the chosen T-code headlines."""
-    from rig.compare.history import History
 
     rows = History(reports_root).rows(kind, target)
     if not rows:

@@ -11,6 +11,8 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.load.options import parse_duration
+from rig.prerelease import PrereleaseOptions, run_prerelease
 
 
 def demo(
@@ -35,8 +37,6 @@ def demo(
     (gate decision first) and prerelease.json, with each part's own run directory beside them.
     Exit code: the gate's (0 pass, 1 fail, 2 undecided).
     """
-    from rig.load.options import parse_duration
-    from rig.prerelease import PrereleaseOptions, run_prerelease
 
     options = PrereleaseOptions(out=out, users=users, workers=workers, browsers=browsers,
                                 duration_s=parse_duration(duration), chaos=chaos, policy=policy,

@@ -9,8 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from rig.catalog import load_eval_set
 from rig.cli.console import console, fail, progress_bar
 from rig.errors import RigError
+from rig.fixtures import build_corpus, verify_corpus
+from rig.fixtures.spec import load_spec
 
 app = typer.Typer(help="Build and check the fixture corpus (28 eval-set papers + isolated variants).",
                   no_args_is_help=True)
@@ -20,9 +23,6 @@ app = typer.Typer(help="Build and check the fixture corpus (28 eval-set papers +
 def build(out: Annotated[Path, typer.Option(help="Directory to write the corpus and manifest.json into.")] =
           Path("fixtures/corpus")) -> None:
     """Render every PDF (same bytes on every run) and write manifest.json."""
-    from rig.catalog import load_eval_set
-    from rig.fixtures import build_corpus
-    from rig.fixtures.spec import load_spec
 
     try:
         total = len(load_eval_set().papers) + len(load_spec().variants)
@@ -43,7 +43,6 @@ def build(out: Annotated[Path, typer.Option(help="Directory to write the corpus 
 def verify(directory: Annotated[Path, typer.Argument(help="A built corpus directory.")] = Path("fixtures/corpus")
            ) -> None:
     """Re-hash every file against manifest.json; exit 1 on any difference."""
-    from rig.fixtures import verify_corpus
 
     try:
         problems = verify_corpus(directory)

@@ -10,8 +10,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from rig.catalog import load_eval_set
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.gate.registry import all_cases
+from rig.gate.session import GateOptions, run_gate
+from rig.selftest import REPRESENTATIVE, run_selftest
 
 VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "U": "yellow", "BLOCKED": "magenta", "NOT_RUN": "dim",
                  "N/A": "dim"}
@@ -59,7 +63,6 @@ def gate(
     Without --target it starts the embedded workbench on a free loopback port. Exit 0 pass, 1 fail,
     2 undecidable (target unreachable, config invalid, or evidence that cannot decide).
     """
-    from rig.gate.session import GateOptions
 
     options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
@@ -70,7 +73,6 @@ def gate(
 
 
 def _run_and_print(options: object) -> int:
-    from rig.gate.session import GateOptions, run_gate
 
     assert isinstance(options, GateOptions)
     began = time.monotonic()
@@ -113,8 +115,6 @@ def list_cases(
     eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
 ) -> None:
     """List the reliability cases with their record ids, modules, applicability and metric codes."""
-    from rig.catalog import load_eval_set
-    from rig.gate.registry import all_cases
 
     try:
         specs = all_cases()
@@ -145,7 +145,6 @@ def selftest(
 
     Exit non-zero if a defect is not caught (FAIL) by its case, or the clean run has a FAIL or U.
     """
-    from rig.selftest import REPRESENTATIVE, run_selftest
 
     chosen = defects.split(",") if defects else REPRESENTATIVE if representative else None
     try:

@@ -10,13 +10,16 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.load.options import parse_duration
+from rig.netlab.lab import LabOptions, default_out, run_lab
+from rig.netlab.lab import clean as sweep
+from rig.netlab.netns import check_can_run
 
 app = typer.Typer(help="Multi-host runs on one machine: target, Locust master and workers in their own network "
                        "namespaces (needs root).", no_args_is_help=True)
 
 
 def _seconds(text: str | None) -> float | None:
-    from rig.load.options import parse_duration
 
     return parse_duration(text) if text else None
 
@@ -39,7 +42,6 @@ def run(
 ) -> None:
     """Start the reference target, a master and N workers on hosts of their own, run the load with the asked-for
     faults, and check that what the master merged is what the workers shipped (lab.json)."""
-    from rig.netlab.lab import LabOptions, default_out, run_lab
 
     try:
         options = LabOptions(workers=workers, users=users, duration_s=_seconds(duration) or 30.0,
@@ -86,8 +88,6 @@ def _delta(shift: object) -> str:
 @app.command("clean")
 def clean() -> None:
     """Delete the namespaces of labs whose process has gone (after a crash or a power cut)."""
-    from rig.netlab.lab import clean as sweep
-    from rig.netlab.netns import check_can_run
 
     try:
         check_can_run()

@@ -10,6 +10,9 @@ from rich.table import Table
 
 from rig.cli.console import console, fail, progress_bar
 from rig.errors import RigError
+from rig.langfuse.client import LangfuseClient
+from rig.langfuse.reconcile import format_value
+from rig.langfuse.reconcile import pull as do_pull
 
 app = typer.Typer(help="Read a run directory's traces back from Langfuse and reconcile usage and cost.",
                   no_args_is_help=True)
@@ -30,9 +33,6 @@ def pull(
     Keys come from LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY. Writes langfuse.json and langfuse.md into
     RUN_DIR and adds one `langfuse` evidence row per run. Exit 0 when every run matches, 1 otherwise.
     """
-    from rig.langfuse.client import LangfuseClient
-    from rig.langfuse.reconcile import format_value
-    from rig.langfuse.reconcile import pull as do_pull
 
     try:
         client = LangfuseClient.from_env(host)

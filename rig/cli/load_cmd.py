@@ -11,6 +11,10 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.load.extensions import load_extensions
+from rig.load.options import LoadOptions
+from rig.load.session import run_load
+from rig.report.load_section import error_headline, replay_line
 
 
 def load(
@@ -67,9 +71,6 @@ def load(
     Without --target it starts the embedded workbench. With --workers K it starts a Locust master and K
     workers over Locust's own transport; on other machines `--worker-only --master-host HOST` adds more.
     """
-    from rig.load.options import LoadOptions
-    from rig.load.session import run_load
-    from rig.report.load_section import error_headline, replay_line
 
     lo, _, hi = think.partition("-")
     try:
@@ -85,7 +86,6 @@ def load(
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    from rig.load.extensions import load_extensions
 
     try:
         ext = load_extensions(options, chaos_metrics_port=chaos_metrics_port)

@@ -11,6 +11,8 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.quality.session import JudgeOptions, QualityOptions, run_quality
+from rig.results.quality import QualitySummary
 
 
 def quality(
@@ -35,7 +37,6 @@ def quality(
     every turn is recorded with traceability 1.00 and no out-of-scope citation, 1 when a bar fails, 2 when
     the run cannot decide. Judged dimensions (E1–E8, R2–R4) stay U until a judge scores the sheets.
     """
-    from rig.quality.session import JudgeOptions, QualityOptions, run_quality
 
     judge = JudgeOptions(base_url=judge_url, model=judge_model, api_key_env=judge_key_env) if judge_url else None
     options = QualityOptions(target=target, config=config, cases=case, out=out, resume=resume, eval_set=eval_set,
@@ -58,7 +59,6 @@ def quality(
 
 
 def print_summary(summary: object) -> None:
-    from rig.quality.summary import QualitySummary
 
     assert isinstance(summary, QualitySummary)
     table = Table("metric", "turns", "pooled", "mean", "min", "below bar", title="quality metrics (each on its own)")

@@ -9,6 +9,7 @@ import typer
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
+from rig.finish import finish_run
 
 
 def report(
@@ -18,7 +19,6 @@ def report(
     its evidence store, without touching any target. A run that was killed is marked ended early (the time of
     its last evidence) and decides at best "undecided". Exit codes are the run's own: 0 pass, 1 fail, 2 undecided.
     """
-    from rig.finish import finish_run
 
     try:
         finished = finish_run(run_dir)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rig.compare.history import History
 from rig.compare.model import CompareResult
 from rig.compare.runs import compare_dirs, read_measures
 from rig.errors import ConfigError
@@ -81,7 +82,6 @@ def resolve_baseline(value: str, kind: str, target_url: str | None, reports_root
         if not (path / "manifest.json").exists():
             raise ConfigError(f"baseline {path} is not a run directory", fix="pass a run directory, or last-pass")
         return path
-    from rig.compare.history import History
 
     found = History(reports_root).last_pass(kind, target_url)
     if found is None:

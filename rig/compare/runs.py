@@ -23,8 +23,9 @@ from rig.compare.model import (
 )
 from rig.compare.stats import call_shift, cliffs_delta, two_proportions
 from rig.errors import ConfigError
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.measure.aggregate import counts_for_headline, run_ends
+from rig.measure.events import Measure
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
 from rig.runmanifest import RunManifest, read_manifest
 

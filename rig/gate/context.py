@@ -17,7 +17,7 @@ from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer
 
 if TYPE_CHECKING:
-    from rig.browser.kit import BrowserKit
+    from rig.gate.browser_kit import BrowserKit
 
 
 class CaseContext(RecordingContext):

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rig.compare.baseline import decide_with_baseline
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import observed
 from rig.policy import Decision, Policy, decide_gate
 from rig.report import build_report_data, write_reports
 from rig.report.data import ReportData, store_verdicts
-from rig.run_end import ended_reasons
+from rig.results.load import LoadSummary, observed_for_policy
+from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
+
+OUTPUTS = ("results.json", "report.md", "junit.xml", "report.html")
+
+
+def finish_gate_dir(run_dir: Path) -> Finished:
+    """`rig report` of a gate run: its one decision, rebuilt from its directory."""
+    with finishing(run_dir, "gate") as (manifest, store, early):
+        decision, _ = finish_gate(run_dir, store, manifest)
+    return Finished(run_dir, "gate", decision, early, [run_dir / n for n in OUTPUTS])
 
 
 def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> tuple[Decision, ReportData]:
@@ -31,7 +42,6 @@ def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> t
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     write_reports(run_dir, data)
     if manifest.decision_inputs.baseline:  # compare reads this run's results.json: decide again once it is written
-        from rig.compare.baseline import decide_with_baseline
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
         data = build_report_data(store, decision, manifest.model_dump(mode="json"))
@@ -41,8 +51,6 @@ def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> t
 
 def load_observed(load_dir: Path) -> dict[str, float | None]:
     """Threshold keys from a load run's `load.json` (`T4.p95@20`, `error_rate`, …)."""
-    from rig.load.summary import LoadSummary, observed_for_policy
-
     path = load_dir / "load.json"
     if not path.exists():
         raise ConfigError(f"{load_dir} holds no load.json", fix="pass the run directory of a finished rig load")

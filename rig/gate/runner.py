@@ -20,6 +20,7 @@ from rig.catalog.models import EvalSet
 from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError, TargetStalled, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
+from rig.gate.browser_kit import browser_steps
 from rig.gate.context import CaseContext
 from rig.gate.registry import CaseSpec
 from rig.target.session import TargetSession
@@ -29,7 +30,7 @@ from rig.verdict import Item, Verdict, aggregate
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from rig.browser.kit import BrowserKit
+    from rig.gate.browser_kit import BrowserKit
 
 ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
 
@@ -157,7 +158,6 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
 
 def _browser_half(ctx: CaseContext, browser: BrowserKit | str) -> None:
     """The case's browser step, when it has one: BLOCKED without a browser, U when the rig's driving fails."""
-    from rig.browser.kit import browser_steps
 
     step = browser_steps().get(ctx.case.case_id)
     if step is None:

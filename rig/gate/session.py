@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,14 +10,20 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from rig.browser.host import BrowserHost
+from rig.browser.selectors import load_selectors
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet
+from rig.clock import now_iso
+from rig.compare.baseline import resolve_baseline
 from rig.compare.history import record_history
 from rig.config import RigConfig, load_config
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
+from rig.gate.browser_kit import BrowserKit
 from rig.gate.finish import finish_gate, load_observed
+from rig.gate.metrics_push import push_gate_results
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import ran_cases, run_cases
 from rig.interrupt import graceful_stop
@@ -39,7 +44,7 @@ from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Item, Verdict
 
 if TYPE_CHECKING:
-    from rig.browser.kit import BrowserKit
+    from rig.gate.browser_kit import BrowserKit
 
 Progress = Callable[[str, int, int], None]
 
@@ -81,10 +86,6 @@ class GateResult:
         finally:
             store.close()
         return cls(decision, run_dir, data)
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def select_cases(options: GateOptions) -> list[CaseSpec]:
@@ -188,7 +189,6 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         point_latest(run_dir, options.reports_root)
         record_history(options.reports_root, run_dir, manifest, decision.decision, observed(store.measures()))
         if options.pushgateway:
-            from rig.telemetry.gate_metrics import push_gate_results
 
             push_gate_results(options.pushgateway, data, data.decision, run_dir.name)
         return GateResult(data.decision, run_dir, data)
@@ -252,7 +252,6 @@ def _setup_failed(options: GateOptions, specs: list[CaseSpec], eval_set: EvalSet
 def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:
     if not options.baseline:
         return None
-    from rig.compare.baseline import resolve_baseline
 
     target = "embedded" if config is None else config.target.url
     return resolve_baseline(options.baseline, "gate", target, options.reports_root)
@@ -260,9 +259,6 @@ def _baseline(options: GateOptions, config: RigConfig | None) -> Path | None:
 
 def _start_browser(options: GateOptions, base_url: str, run_dir: Path) -> BrowserKit | str:
     """The gate's one browser, or the reason there is none (the browser items then end BLOCKED)."""
-    from rig.browser.host import BrowserHost
-    from rig.browser.kit import BrowserKit
-    from rig.browser.selectors import load_selectors
 
     selectors = load_selectors(options.selectors)  # a bad map is a ConfigError: fix it, don't run half a gate
     try:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rig.errors import ConfigError
+from rig.load.browser_hook import browser_hook
 from rig.load.options import LoadOptions
 from rig.load.session import Finish, Hook, LoadContext
-from rig.load.summary import LoadSummary
 from rig.plugins import LOAD_EXTENSIONS, load_objects
+from rig.results.load import LoadSummary
 
 Bands = Callable[[LoadContext], list[tuple[float, float, str]]]
 Sections = Callable[[LoadContext, LoadSummary], list[tuple[str, str]]]
@@ -44,7 +45,6 @@ def load_extensions(options: LoadOptions, *, chaos_metrics_port: int | None = No
     when `options.chaos`; a bad schedule file raises at once, before anything starts)."""
     ext = LoadExtensions()
     if options.browsers:
-        from rig.browser.load_hook import browser_hook
 
         ext.during.append(browser_hook)
     for _name, factory in load_objects(LOAD_EXTENSIONS):

@@ -5,18 +5,22 @@ how it ended (`rig.run_end`)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
+from typing import Any
 
+from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
-from rig.load.summary import LoadSummary, observed_for_policy
-from rig.load.workers import WorkerRecord
+from rig.load.summary import load_summary
 from rig.policy import Decision, Policy, decide_gate
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.data import build_report_data
 from rig.report.html import html_report
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
-from rig.run_end import ended_reasons
+from rig.results.chaos import ChaosAnalysis
+from rig.results.load import LoadSummary, WorkerRecord, observed_for_policy
+from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
 
 
@@ -32,7 +36,6 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
         decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
                             reasons=[*ended, *decision.reasons])
     if manifest.decision_inputs.baseline:
-        from rig.compare.baseline import decide_with_baseline
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
     store.set_meta("decision", decision.model_dump(mode="json"))
@@ -84,3 +87,36 @@ def lost_worker_line(w: WorkerRecord) -> str:
     return f"worker {w.worker_id} {when}, {w.rows} rows and {w.requests} requests counted from it"
 
 
+def finish_load_dir(run_dir: Path) -> Finished:
+    """`rig report` of a load run: its summary rebuilt from the store (over the time it really ran, when it was
+    killed), the chaos analysis its extension wrote kept, and its one decision."""
+    with finishing(run_dir, "load") as (manifest, store, early):
+        decision = _refinish(run_dir, manifest, store, early)
+    return Finished(run_dir, "load", decision, early, [run_dir / "load.json", run_dir / "report.html"])
+
+
+def _refinish(run_dir: Path, manifest: RunManifest, store: EvidenceStore, early: str | None) -> Decision:
+    plan = store.meta("plan") or {}
+    previous = _json(run_dir / "load.json")
+    duration = float(plan.get("duration_s") or previous.get("duration_s") or 0.0)
+    if previous.get("duration_s") and not early:  # a finished run: the duration its summary was taken over
+        duration = float(previous["duration_s"])
+    elif early:  # the run lasted until its last evidence, not its planned duration
+        started = store.meta("load_started_ms")
+        last = store.last_activity_ms()
+        if started and last:
+            duration = max(0.001, min(duration or float("inf"), (last - float(started)) / 1000))
+    workers = int(previous.get("workers") or _count_worker_logs(run_dir))
+    users = int(previous.get("users") or 0)
+    summary = load_summary(store, run_dir, duration, workers, users)
+    if previous.get("chaos") and summary.chaos is None:
+        summary.chaos = ChaosAnalysis.model_validate(previous["chaos"])  # the chaos plug-in's, when it got to write it
+    return finish_load(run_dir, store, manifest, summary)
+
+
+def _json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _count_worker_logs(run_dir: Path) -> int:
+    return len(list(run_dir.glob("locust-worker-*.log")))

@@ -20,16 +20,18 @@ from typing import Any
 import gevent
 from locust import events
 from locust.runners import MasterRunner, WorkerRunner
+from prometheus_client import generate_latest, push_to_gateway, start_http_server
 
 from rig.adapters import load_adapter_class
 from rig.clock import now_ns
 from rig.errors import RigError
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
 from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of, replay_of
+from rig.load.recorder import unpack
 from rig.load.workers import WorkerBook, WorkerLedger, report_counts
-from rig.measure.recorder import unpack
+from rig.measure.events import Measure
 from rig.promtext import sample_value
 
 log = logging.getLogger("rig.load")
@@ -120,7 +122,6 @@ def _start(environment: Any, **_: Any) -> None:
     if plan.store_path and RECORDER.store is None:
         RECORDER.store = EvidenceStore(Path(plan.store_path))
     if plan.metrics_port and not _SERVING:
-        from prometheus_client import start_http_server
 
         start_http_server(plan.metrics_port, addr=plan.metrics_host, registry=RECORDER.metrics.registry)
         _SERVING.append(True)
@@ -175,7 +176,6 @@ def _quit(environment: Any, **_: Any) -> None:
         BOOK.save(force=True)
     RECORDER.flush()
     plan = plan_of(environment)
-    from prometheus_client import generate_latest, push_to_gateway
 
     if plan.store_path:  # the endpoint goes away with the master; its last state stays in the run directory
         run_dir = Path(plan.store_path).parent

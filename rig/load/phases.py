@@ -14,54 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Literal
 
-from pydantic import BaseModel, Field
-
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.load.runviews import RunView, run_views
-from rig.measure.aggregate import TCodeStats, headlines
+from rig.measure.aggregate import headlines
+from rig.measure.events import Measure
 from rig.measure.tally import tally
-from rig.stats import summarize
-
-Phase = Literal["steady", "in_fault", "recovery"]
-PHASES: tuple[Phase, ...] = ("steady", "in_fault", "recovery")
-
-
-class WindowSpan(BaseModel):
-    """One injected fault window and the recovery after it (times are wall ms)."""
-
-    step: str
-    fault: str
-    started_ms: float
-    ended_ms: float
-    recovered_ms: float | None = None  # when the first run submitted after the window completed
-    recovery_s: float | None = None  # from the window's end to that run's end; None when none completed
-
-
-class PhaseStats(BaseModel):
-    """What happened in one phase: runs and how they ended, the error ratio, the T-codes."""
-
-    runs: int = 0
-    completed: int = 0
-    failed: int = 0
-    attempts: int = 0
-    error_ratio: float | None = None  # failed ÷ attempts; None with no attempt in the phase
-    end_states: dict[str, int] = Field(default_factory=dict)
-    errors_by_reason: dict[str, int] = Field(default_factory=dict)
-    t_codes: dict[str, TCodeStats] = Field(default_factory=dict)
-
-
-class FaultPhases(BaseModel):
-    """`load.json["phases"]`: the run split by cause, and each window's recovery."""
-
-    windows: list[WindowSpan] = Field(default_factory=list)
-    steady: PhaseStats = Field(default_factory=PhaseStats)
-    in_fault: PhaseStats = Field(default_factory=PhaseStats)
-    recovery: PhaseStats = Field(default_factory=PhaseStats)
-
-    def recovery_ms(self) -> list[float]:
-        return [w.recovery_s * 1000 for w in self.windows if w.recovery_s is not None]
+from rig.results.load import PHASES, FaultPhases, Phase, PhaseStats, WindowSpan
 
 
 def fault_windows(store: EvidenceStore) -> list[WindowSpan]:
@@ -133,7 +92,3 @@ def fault_phases(store: EvidenceStore) -> FaultPhases:
     return split_by_phase(store.measures(), fault_windows(store))
 
 
-def recovery_stats(phases: FaultPhases) -> dict[str, float | None]:
-    """`recovery_s.p95` and `recovery_s.max` (in ms, like every time a threshold compares) over the windows."""
-    s = summarize(phases.recovery_ms())
-    return {"recovery_s.p95": s.p95, "recovery_s.max": s.max}

@@ -10,8 +10,8 @@ from typing import Any
 
 from rig.load.arrivals import ArrivalSchedule
 from rig.load.plan import LoadPlan
+from rig.load.recorder import Recorder
 from rig.load.replay.queue import ReplayQueue
-from rig.measure.recorder import Recorder
 from rig.telemetry.tracing import RigTracer, configured_endpoints, noop_tracer
 
 RECORDER = Recorder()

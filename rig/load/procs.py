@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from rig.errors import ConfigError
 from rig.lifeline import guard
 from rig.load.workers import LEDGER_ENV
 from rig.plugins import locustfile_module
+from rig.ports import free_port
 
 STOP_TIMEOUT_S = 30  # how long a stopping user may take to finish its task
 BACKSTOP_S = 60  # past the planned end: the users' stop timeout, the workers' last reports, a margin
@@ -28,12 +28,6 @@ def locustfile() -> Path:
     if spec is None or not spec.origin:
         raise ConfigError(f"locustfile module {module!r} is not importable", fix="reinstall the rig (pip install -e .)")
     return Path(spec.origin)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

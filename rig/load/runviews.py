@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rig.evidence import Measure
+from rig.measure.events import Measure
 
 END_CODES = ("T5", "T6", "T9")
 TERMINAL = ("completed", "stopped", "failed", "interrupted")

@@ -14,22 +14,26 @@ from pathlib import Path
 from rig.adapters import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import eval_set_sha256
+from rig.compare.baseline import resolve_baseline
 from rig.compare.history import record_history
 from rig.config import load_config
 from rig.errors import ConfigError, RigError, TargetHTTPError
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.interrupt import graceful_stop
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
-from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, free_port, start_locust, wait_bounded
+from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
 from rig.load.replay import parse_window, plan_replay, read_trace
-from rig.load.summary import LoadSummary, load_summary, observed_for_policy
+from rig.load.summary import load_summary
+from rig.measure.events import Measure
 from rig.policy import Decision, load_policy
+from rig.ports import free_port
 from rig.redact import Redactor
 from rig.report.write import point_latest
+from rig.results.load import LoadSummary, observed_for_policy
 from rig.rundir import release, run_directory
 from rig.runmanifest import DecisionInputs, RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -120,7 +124,6 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
     window = parse_window(options.window) if source else None
     baseline = None
     if options.baseline:  # resolved before anything starts: a bad baseline is a ConfigError, not a wasted run
-        from rig.compare.baseline import resolve_baseline
 
         baseline = resolve_baseline(options.baseline, "load", config.target.url if config else "embedded",
                                     options.reports_root)

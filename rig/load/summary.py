@@ -12,72 +12,16 @@ import csv
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
-from rig.evidence import EvidenceStore, Measure
-from rig.load.chaos_result import ChaosAnalysis
-from rig.load.phases import FaultPhases, fault_phases, recovery_stats
-from rig.load.replay.fidelity import ReplayFidelity, replay_fidelity
+from rig.evidence import EvidenceStore
+from rig.load.phases import fault_phases
+from rig.load.replay.fidelity import replay_fidelity
 from rig.load.replay.plan import ReplayPlan
-from rig.load.workers import WorkerRecord
-from rig.measure.aggregate import TCodeStats, by_source, ended_run_ids, headlines, run_ends
+from rig.measure.aggregate import by_source, ended_run_ids, headlines, run_ends
+from rig.measure.events import Measure
 from rig.measure.tally import tally
 from rig.measure.tcodes import is_tcode
+from rig.results.load import LoadSummary, LocustRow, LocustTotals, ReplayFidelity, SendLag, WorkerRecord
 from rig.stats import summarize
-
-
-class LocustRow(BaseModel):
-    type: str
-    name: str
-    requests: int
-    failures: int
-
-
-class LocustTotals(BaseModel):
-    """Locust's stats rows: HTTP requests (by operation) and, apart, the T-code rows the users fired."""
-
-    requests: int = 0
-    failures: int = 0
-    rows: list[LocustRow] = Field(default_factory=list)
-    tcode_rows: list[LocustRow] = Field(default_factory=list)
-
-
-class SendLag(BaseModel):
-    count: int
-    p50: float | None = None
-    p99: float | None = None
-    max: float | None = None
-
-
-class LoadSummary(BaseModel):
-    """What `rig load` measured; thresholds read `t_codes`, `error_ratio`, `throughput_rps` and `send_lag`."""
-
-    t_codes: dict[str, TCodeStats]
-    by_source: dict[str, dict[str, TCodeStats]]
-    throughput_rps: float  # completed runs per second of the run's duration
-    runs: int
-    completed_runs: int
-    requests: int  # HTTP requests Locust made (the T-code rows excluded)
-    requests_per_s: float  # requests ÷ duration_s
-    error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.measure.tally)
-    rig_errors: int = 0  # tasks the rig itself broke: the run is undecided, never passed
-    phases: FaultPhases = Field(default_factory=FaultPhases)  # the same apart: steady, in fault windows, recovery
-    errors_by_reason: dict[str, int]
-    login_failures: int
-    end_states: dict[str, int]
-    send_lag: SendLag
-    workers: int
-    users: int
-    duration_s: float
-    samples_by_origin: dict[str, int]
-    locust: LocustTotals
-    chaos: ChaosAnalysis | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
-    replay: ReplayFidelity | None = None  # `--replay`: the offered load's fidelity to its source
-    worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
-
-    @property
-    def lost_workers(self) -> list[WorkerRecord]:
-        return [w for w in self.worker_nodes if w.lost]
 
 
 def locust_rows(run_dir: Path) -> list[LocustRow]:
@@ -149,19 +93,3 @@ def _replay(store: EvidenceStore, measures: list[Measure]) -> ReplayFidelity | N
     return replay_fidelity(ReplayPlan.model_validate(saved["replay"]), measures)
 
 
-def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
-    """Keys thresholds are written against: `T4.p95@20`, `error_rate@20` and the same without `@users`."""
-    out: dict[str, float | None] = {}
-    for code, entry in summary.t_codes.items():
-        for stat in ("p50", "p90", "p95", "p99", "max", "mean", "count"):
-            out[f"{code}.{stat}"] = getattr(entry, stat)
-    out["error_rate"] = summary.error_ratio
-    for phase in ("steady", "in_fault", "recovery"):
-        out[f"error_rate.{phase}"] = getattr(summary.phases, phase).error_ratio
-    out.update(recovery_stats(summary.phases))
-    out["throughput"] = summary.throughput_rps
-    out["send_lag.p50"] = summary.send_lag.p50
-    out["send_lag.p99"] = summary.send_lag.p99
-    for key in list(out):
-        out[f"{key}@{summary.users}"] = out[key]
-    return out

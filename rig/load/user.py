@@ -19,10 +19,10 @@ from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImm
 from rig.adapters import Adapter, Capabilities, load_adapter_class
 from rig.adapters.models import Auth
 from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
-from rig.evidence import Measure
 from rig.load.plan import LoadPlan, load_secrets
 from rig.load.process import RECORDER, plan_of
 from rig.load.transport import LocustTransport
+from rig.measure.events import Measure
 from rig.measure.tally import RIG_ERROR
 from rig.measure.tcodes import is_tcode
 

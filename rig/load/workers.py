@@ -17,49 +17,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from rig.measure.tcodes import is_tcode
+from rig.results.load import EventKind, WorkerEvent, WorkerRecord
 
 LEDGER_ENV = "RIG_WORKER_LEDGER"
-EventKind = Literal["joined", "missing", "returned", "stopped", "left"]
 
 
 def _now_ms() -> float:
     return time.time() * 1000
-
-
-class WorkerEvent(BaseModel):
-    at_ms: float
-    kind: EventKind
-    detail: str = ""
-
-
-class WorkerRecord(BaseModel):
-    """One worker as its master saw it."""
-
-    worker_id: str  # Locust's client id (`<hostname>_<uuid>`)
-    host: str
-    joined_ms: float | None = None
-    first_report_ms: float | None = None
-    last_report_ms: float | None = None
-    last_heard_ms: float | None = None  # last report or heartbeat
-    reports: int = 0
-    rows: int = 0  # rig rows merged from its reports (T-codes, errors, send lag)
-    requests: int = 0  # HTTP requests merged from its reports (T-code rows excluded)
-    failures: int = 0
-    state: str = "ready"  # the last state seen: ready, spawning, running, missing, stopped, left
-    lost_ms: float | None = None  # first time the master marked it missing
-    silent_since_ms: float | None = None  # when the master had last heard from it, at that loss
-    returned_ms: float | None = None  # when a missing worker was heard again
-    events: list[WorkerEvent] = Field(default_factory=list)
-
-    @property
-    def lost(self) -> bool:
-        """Lost at some point of the run (back later or not), or gone before the run ended."""
-        return self.lost_ms is not None or self.state == "left"
 
 
 def report_counts(data: dict[str, Any]) -> tuple[int, int]:

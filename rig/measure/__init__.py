@@ -1,12 +1,13 @@
 """Measurement: what each T-code means and how it is taken, the same for every workload.
 
+    rig.measure.events      what a run says, typed (events, run record, search result, citations) and Measure
+    rig.measure.citations   citations read off an answer's own `[n]` markers
     rig.measure.tcodes      TCode: each code's definition, unit and headline row
     rig.measure.sse         the one reader of event streams (bytes in, stamped events out)
     rig.measure.transcript  RunTranscript: a run as observed (events, run record, end)
     rig.measure.derive      the one derivation of T-code rows (runs, searches, uploads, browser turns)
     rig.measure.aggregate   the one aggregation: report rows, headlines, threshold keys, run ends
     rig.measure.prometheus  the rig's Prometheus schema
-    rig.measure.recorder    a measuring process's recorder (ship, merge, store)
 """
 
 from rig.measure.sse import RawEvent, SseParser, read_events

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from rig.evidence import Measure
+from rig.measure.events import Measure
 from rig.measure.tcodes import SOURCE_PREFERENCE, TIME_CODES, TCode, is_tcode
 from rig.measure.thresholds import STATS, key
 from rig.stats import Summary, summarize

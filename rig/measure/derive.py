@@ -8,9 +8,8 @@ target did not report is left out, never guessed.
 
 from __future__ import annotations
 
-from rig.adapters.models import RunDetail, SearchResult, Stage
 from rig.clock import wall_ms
-from rig.evidence import Measure
+from rig.measure.events import Measure, RunDetail, SearchResult, Stage
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from rig.evidence import Measure
 from rig.measure.aggregate import counts_for_headline, is_run_end
+from rig.measure.events import Measure
 from rig.measure.tcodes import is_tcode
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from rig.evidence import Measure
+from rig.measure.events import Measure
 
 ON_PURPOSE = ("stopped/user_stop",)  # ends a user asked for: not failures
 RIG_ERROR = "rig_error"

@@ -11,9 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.adapters.citations import cite_sources
-from rig.adapters.models import Citation, CitationEvent, Event, Message, RunDetail, TerminalEvent, TokenEvent
-from rig.evidence import Measure
+from rig.measure.citations import cite_sources
+from rig.measure.events import Citation, CitationEvent, Event, Message, RunDetail, TerminalEvent, TokenEvent
 from rig.measure.tcodes import TCode
 
 
@@ -100,8 +99,3 @@ class RunTranscript(BaseModel):
             out.append({"event": "token", "count": tokens})
         return out
 
-    def measures(self, scenario: str | None = None) -> list[Measure]:
-        """Every T-code this run supports (client and server sources kept apart)."""
-        from rig.measure.derive import run_measures
-
-        return run_measures(self, scenario)

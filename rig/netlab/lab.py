@@ -30,8 +30,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rig.errors import RigError
-from rig.load.workers import WorkerRecord, read_ledger
-from rig.netlab.netns import Host, Network, check_can_run
+from rig.load.workers import read_ledger
+from rig.netlab.netns import Host, Network, check_can_run, sweep
+from rig.results.load import WorkerRecord
 
 TARGET_PORT, CONTROL_PORT, MASTER_PORT = 8000, 8001, 5557
 ACCOUNTS = ("lab-1", "lab-2", "lab-3", "lab-4")
@@ -298,7 +299,6 @@ def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], f
 
 def clean() -> list[str]:
     """Remove what labs whose process is gone left behind."""
-    from rig.netlab.netns import sweep
 
     return sweep()
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,7 +96,6 @@ class Host:
 
     def crash(self) -> float:
         """The machine dies: SIGKILL to every process started on it; returns the wall time of the kill (ms)."""
-        import time
 
         at = time.time() * 1000
         self._signal(signal.SIGKILL)

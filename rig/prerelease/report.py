@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from rig.evidence import EvidenceStore
-from rig.load.chaos_result import ChaosAnalysis
 from rig.measure.aggregate import tcode_rows
 from rig.quality.sheets import JudgeSheet, sheet_html
 from rig.quality.summary import turn_records
@@ -22,6 +21,7 @@ from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.html import html_report, tcode_table
 from rig.report.load_section import error_headline, load_section
 from rig.report.quality_section import quality_section
+from rig.results.chaos import ChaosAnalysis
 
 if TYPE_CHECKING:
     from rig.prerelease.session import PrereleaseResult

@@ -11,6 +11,7 @@ the top is rendered from those stores, with the gate decision first. The exit co
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,11 +22,16 @@ from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.load.extensions import load_extensions
+from rig.load.finish import finish_load_dir
 from rig.load.options import LoadOptions
-from rig.load.session import LoadResult
+from rig.load.session import LoadResult, run_load
 from rig.policy import Decision
+from rig.prerelease.report import write_prerelease_report
 from rig.quality.session import QualityOptions, QualityResult, run_quality
 from rig.report.write import point_latest
+from rig.results.load import LoadSummary
+from rig.results.quality import QualityReport
 from rig.rundir import release, run_directory
 from rig.runmanifest import read_manifest
 
@@ -72,9 +78,6 @@ DEMO_MARKS = ("report.html", "load")  # a directory holds a demo once its load p
 
 def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None) -> PrereleaseResult:
     """Load under chaos, then the gate (judging the load too), then quality; one report at the end."""
-    from rig.load.extensions import load_extensions
-    from rig.load.session import run_load
-    from rig.prerelease.report import write_prerelease_report
 
     run_dir = run_directory("demo", out=options.out, reports_root=options.reports_root, resume=options.resume,
                             marks=DEMO_MARKS)
@@ -133,8 +136,6 @@ def _started(part_dir: Path) -> Path | None:
 def kept_load(load_dir: Path, policy: Path) -> LoadResult | None:
     """A finished load part as it is; a killed one finished from its evidence (load runs are not resumed:
     a second half would not be the same load); None when it never started."""
-    from rig.finish import finish_run
-    from rig.load.summary import LoadSummary
 
     if not (load_dir / "evidence.sqlite3").exists():
         return None
@@ -147,13 +148,12 @@ def kept_load(load_dir: Path, policy: Path) -> LoadResult | None:
             store.close()
         if decided:
             return LoadResult(load_dir, summary, Decision.model_validate(decided), None)
-    finished = finish_run(load_dir)
+    finished = finish_load_dir(load_dir)
     summary = LoadSummary.model_validate_json((load_dir / "load.json").read_text(encoding="utf-8"))
     return LoadResult(load_dir, summary, finished.decision, None)
 
 
 def kept_gate(gate_dir: Path) -> GateResult | None:
-    import json
 
     if not (_finished(gate_dir) and (gate_dir / "results.json").exists()):
         return None
@@ -162,7 +162,6 @@ def kept_gate(gate_dir: Path) -> GateResult | None:
 
 
 def kept_quality(quality_dir: Path) -> QualityResult | None:
-    from rig.quality.summary import QualityReport
 
     if not (_finished(quality_dir) and (quality_dir / "quality.json").exists()):
         return None

@@ -10,7 +10,7 @@ from rig.adapters.models import Citation, RunDetail, Session
 from rig.catalog.models import QualityTurn
 from rig.evidence import EvidenceStore
 from rig.pdftext import page_texts
-from rig.quality.models import CitedSource, RankedHit, TurnRecord
+from rig.results.quality import CitedSource, RankedHit, TurnRecord
 from rig.target.recording import RecordingContext
 from rig.target.session import TargetSession
 from rig.verdict import Verdict

@@ -18,8 +18,8 @@ import math
 import re
 
 from rig.adapters.models import Citation
-from rig.quality.models import CitedSource, Metric, RankedHit
 from rig.quality.overlap import markers, overlap, sentences
+from rig.results.quality import CitedSource, Metric, RankedHit
 from rig.verdict import Verdict
 
 K = 10

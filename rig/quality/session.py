@@ -6,6 +6,7 @@ turns all finished. The report, `quality.json` and the judge sheets are rendered
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,24 +15,25 @@ from pydantic import BaseModel, Field
 
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet, QualityTurn
+from rig.clock import now_iso
 from rig.config import RigConfig, load_config
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from rig.gate.session import now_iso
 from rig.interrupt import graceful_stop
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
-from rig.quality.models import TurnRecord
+from rig.quality.judge import propose
 from rig.quality.plan import plan_cases
 from rig.quality.registry import quality_scenario
 from rig.quality.sheets import Proposal, build_sheets, write_sheets
-from rig.quality.summary import QualitySummary, quality_report, quality_summary, turn_records
+from rig.quality.summary import quality_report, quality_summary, turn_records
 from rig.redact import Redactor
 from rig.report import build_report_data
 from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
-from rig.run_end import ended_reasons
+from rig.results.quality import QualitySummary, TurnRecord
+from rig.run_end import Finished, ended_reasons, finishing
 from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -176,9 +178,7 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
 def propose_all(store: EvidenceStore, records: list[TurnRecord], eval_set: EvalSet, judge: JudgeOptions
                 ) -> dict[str, Proposal]:
     """One proposal per answered case-turn, each stored as evidence (kind `judge_proposal`) as it arrives."""
-    import os
 
-    from rig.quality.judge import propose
 
     key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
     if key:
@@ -191,3 +191,10 @@ def propose_all(store: EvidenceStore, records: list[TurnRecord], eval_set: EvalS
                            {"record_id": sheet.record_id, "proposal": proposal.model_dump()})
         out[sheet.record_id] = proposal
     return out
+
+
+def finish_quality_dir(run_dir: Path) -> Finished:
+    """`rig report` of a quality run: its one decision, rebuilt from its directory."""
+    with finishing(run_dir, "quality") as (manifest, store, early):
+        summary = write_quality_reports(run_dir, store, load_eval_set(), manifest)
+    return Finished(run_dir, "quality", summary.decision, early, [run_dir / "quality.json", run_dir / "report.html"])

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.catalog.models import EvalSet
-from rig.quality.models import CitedSource, TurnRecord
+from rig.results.quality import CitedSource, TurnRecord
 
 
 class Proposal(BaseModel):

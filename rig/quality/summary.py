@@ -9,31 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, Field
-
 from rig.evidence import EvidenceStore
 from rig.policy import Decision
 from rig.quality.metrics import TRACEABILITY_BAR
-from rig.quality.models import Metric, TurnRecord
+from rig.results.quality import MetricSummary, QualityReport, QualitySummary, TurnRecord, TurnResult
 
 METRICS = ("traceability", "faithfulness", "recall@10", "nDCG@10", "refusal", "out_of_scope_citations")
-
-
-class MetricSummary(BaseModel):
-    name: str
-    turns: int  # case-turns where the metric has a value
-    pooled: float | None = None  # Σ numerator / Σ denominator (traceability: all citations together)
-    mean: float | None = None  # mean of the per-turn values
-    minimum: float | None = None
-    below_bar: list[str] = Field(default_factory=list)  # record ids failing the metric's bar, where it has one
-
-
-class QualitySummary(BaseModel):
-    turns: int
-    states: dict[str, int]
-    verdicts: dict[str, int]
-    metrics: list[MetricSummary]
-    decision: Decision
 
 
 def turn_records(store: EvidenceStore) -> list[TurnRecord]:
@@ -100,24 +81,6 @@ def decide_quality(summaries: list[MetricSummary], turns: int, recorded: int) ->
         reasons.append(f"traceability 1.00 over {trace.turns} turn(s) ({trace.pooled} pooled); "
                        "no out-of-scope citation; judged dimensions await the judge sheets")
     return Decision(decision="fail" if failed else "pass", reasons=reasons)
-
-
-class TurnResult(BaseModel):
-    """One case-turn in `quality.json`: how it ended, its metrics, and each listed T-code measured or why not."""
-
-    record_id: str
-    kind: str
-    state: str
-    run_id: str | None = None
-    metrics: dict[str, Metric]
-    tcodes: dict[str, str]
-
-
-class QualityReport(BaseModel):
-    """`quality.json` (JSON Schema: docs/schemas/quality.schema.json)."""
-
-    summary: QualitySummary
-    turns: list[TurnResult]
 
 
 def quality_report(summary: QualitySummary, records: list[TurnRecord]) -> QualityReport:

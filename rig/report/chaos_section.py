@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from rig.evidence import EvidenceStore
-from rig.load.chaos_result import ChaosAnalysis
+from rig.results.chaos import ChaosAnalysis
 
 
 def chaos_bands(store: EvidenceStore) -> list[tuple[float, float, str]]:

@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.evidence import CaseRow, EvidenceStore, Measure
+from rig.evidence import CaseRow, EvidenceStore
 from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, run_ends, tcode_rows
+from rig.measure.events import Measure
 from rig.policy import CaseVerdict, Decision
 from rig.report.traces import TraceTree, case_traces
 from rig.verdict import Item, Verdict

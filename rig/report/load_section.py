@@ -5,11 +5,10 @@ from __future__ import annotations
 from html import escape
 
 from rig.evidence import EvidenceStore
-from rig.load.phases import PhaseStats
-from rig.load.summary import LoadSummary
 from rig.measure.aggregate import ended_run_ids, is_run_end
 from rig.measure.tally import ON_PURPOSE
 from rig.report.svg import line_chart, windows
+from rig.results.load import LoadSummary, PhaseStats
 
 
 def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[float, float, str]] | None = None

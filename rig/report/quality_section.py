@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-from rig.quality.models import TurnRecord
-from rig.quality.summary import QualitySummary
 from rig.report.html import chip
+from rig.results.quality import QualitySummary, TurnRecord
 from rig.verdict import Verdict
 
 COLUMNS = ("traceability", "faithfulness", "recall@10", "nDCG@10", "refusal", "out_of_scope_citations")

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from rig.quality.summary import QualitySummary
 from rig.report.data import CaseResult, ReportData
+from rig.results.quality import QualitySummary
 from rig.stats import Summary
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
+from rig.stats import percentile
+
 PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700", "#57606a")
 
 
@@ -57,7 +59,6 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str, unit
 
 def windows(points: list[tuple[float, float]], width_s: float, stat: str = "count") -> list[tuple[float, float]]:
     """Bucket (t_seconds, value) points into windows: per-second count, or p95 of the values."""
-    from rig.stats import percentile
 
     buckets: dict[int, list[float]] = {}
     for t, v in points:

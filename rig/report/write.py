@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rig.quality.summary import QualitySummary
 from rig.report.data import ReportData
 from rig.report.html import html_report
 from rig.report.junit import junit_xml
 from rig.report.markdown import markdown_report
 from rig.report.results import gate_results
+from rig.results.quality import QualitySummary
 
 
 def write_reports(run_dir: Path, data: ReportData, quality: QualitySummary | None = None) -> dict[str, Path]:

@@ -20,8 +20,9 @@ from rig.adapters.capabilities import Capabilities
 from rig.adapters.models import Auth, Event, Resumed, RunDetail, SessionOpened
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
 from rig.measure.derive import run_measures
+from rig.measure.events import Measure
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.target.session import TargetSession

@@ -16,7 +16,7 @@ import yaml
 
 from rig.errors import RigError
 from rig.lifeline import guard
-from rig.load.procs import free_port
+from rig.ports import free_port
 from rig.waiting import wait_until
 
 

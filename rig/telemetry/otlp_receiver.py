@@ -21,6 +21,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rig.errors import ConfigError
+
 PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
 
 
@@ -192,7 +194,6 @@ def start_receiver(listen: str | None) -> OtlpReceiver:
     """A started receiver on `HOST:PORT` (an address a target's exporter can be told), or a free loopback port."""
     if not listen:
         return OtlpReceiver().start()
-    from rig.errors import ConfigError
 
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():

@@ -20,11 +20,11 @@ from locust.exception import StopUser
 from rig.adapters.models import Submitted
 from rig.clock import now_ns
 from rig.errors import TargetError
-from rig.evidence import Measure
 from rig.load.process import replay_of
 from rig.load.replay import ReplaySession, ReplayTurn
 from rig.load.user import error_row
 from rig.measure.derive import send_lag_measure
+from rig.measure.events import Measure
 from rig.measure.sse import RawEvent
 from rig.measure.transcript import RunTranscript
 from scenarios.load.researcher import ResearcherUser, _answer, _reason

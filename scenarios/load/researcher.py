@@ -20,12 +20,12 @@ from locust import task
 from rig.adapters.models import Event, RunDetail, TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
-from rig.evidence import Measure
 from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
 from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
 from rig.measure.derive import run_measures, search_measures, send_lag_measure
+from rig.measure.events import Measure
 from rig.measure.sse import RawEvent
 from rig.measure.tally import task_row
 from rig.measure.tcodes import TCode

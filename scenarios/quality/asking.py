@@ -7,11 +7,12 @@ is traced to the hits the run's own tool calls returned. T-codes come from the r
 from __future__ import annotations
 
 from rig.adapters.models import Citation, CitationEvent
+from rig.measure.derive import run_measures
 from rig.measure.transcript import RunTranscript
 from rig.pdftext import place_quote
 from rig.quality import metrics
 from rig.quality.context import QualityContext, answer_citations, open_pages, run_hits
-from rig.quality.models import RankedHit, TurnRecord
+from rig.results.quality import RankedHit, TurnRecord
 from rig.verdict import Verdict
 
 NOT_MEASURED = {
@@ -75,7 +76,7 @@ def measure_turn(ctx: QualityContext, record: TurnRecord, run: RunTranscript, al
         metrics.faithfulness(answer, record.citations),
         metrics.refusal(answer, expected_refusal),
     ]
-    measured = {m.code for m in run.measures()}
+    measured = {m.code for m in run_measures(run)}
     cost = "measured (estimate only: the target reports no actual cost)" \
         if detail is not None and detail.cost.actual_usd is None else None
     notes = {"T13": cost} if cost and "T13" in measured else {}

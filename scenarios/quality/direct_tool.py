@@ -14,8 +14,8 @@ import re
 from rig.measure.derive import search_measures
 from rig.quality import metrics
 from rig.quality.driver import CaseDriver
-from rig.quality.models import RankedHit
 from rig.quality.registry import scenario
+from rig.results.quality import RankedHit
 from rig.verdict import Verdict
 from scenarios.quality.asking import listed_tcodes
 

@@ -12,7 +12,7 @@ from rig.gate.registry import case
 from rig.measure.derive import ingest_measures, search_measures
 from rig.target.setup import IngestEntry
 from rig.verdict import Verdict
-from scenarios.reliability.steps import attempt, hit_in_original, hit_pages
+from scenarios.reliability.steps import attempt, citation_grounded, hit_in_original, hit_pages
 
 CONTROL_QUERY = "2.9%"  # a search any indexed P32 answers
 
@@ -236,7 +236,6 @@ def subset_change(ctx: CaseContext) -> None:
     ctx.item("history_traceable", bool(old) and {c.doc_id for c in old} >= {p21},
              "the first answer still shows its P21 citations", e2,
              seen={"first_answer_cites": sorted({ctx.paper_of(c.doc_id) for c in old})})
-    from scenarios.reliability.steps import citation_grounded
 
     wrong = [c.citation_id for c in new if not citation_grounded(ctx, c)]
     where = "its cited page" if not ctx.caps.missing("citation_pages") else "one page (derived by the rig)"

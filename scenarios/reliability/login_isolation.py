@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from rig.gate.context import CaseContext
@@ -127,7 +128,6 @@ def cross_account_original(ctx: CaseContext) -> None:
                                                      "body": result.body[:300]})
             ctx.item(f"b_{name}", result.denied and not leaked, f"B got {result.status}"
                      + ("" if result.denied else f" with A's {name}") + (", and the paper's content" if leaked else ""), e)
-    import hashlib
 
     with ctx.part("a_still_works"):
         data = ctx.adapter.download(ctx.a, doc)

@@ -9,6 +9,7 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
 from rig.measure.transcript import RunTranscript
+from rig.pdftext import page_texts, squash
 from rig.target.recording import Fixture
 from scenarios.reliability.steps import answer_of, model_calls_ended
 
@@ -273,7 +274,6 @@ def expansion_failure_keeps_chunk(ctx: CaseContext) -> None:
              seen={"expand_stage": (stage.ok, stage.error) if stage else None})
     ctx.item("no_fake_expansion", bool(hits) and not any(h.expanded for h in hits), "no hit claims expansion", e,
              seen={"hits": len(hits), "claiming_expansion": sum(bool(h.expanded) for h in hits)})
-    from rig.pdftext import page_texts, squash
 
     pages = page_texts(ctx.fixture_path(paper_id="P32"))
     correct = [h for h in hits if h.doc_id == scope[0] and h.page and squash(h.text) in squash(pages[h.page - 1])]

@@ -19,10 +19,10 @@ import yaml
 from rig.adapters.http import HttpAdapter
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
-from rig.load.procs import free_port
 from rig.load.session import run_load
 from rig.measure.derive import run_measures
 from rig.measure.transcript import RunTranscript
+from rig.ports import free_port
 from rig.target.embedded import EmbeddedWorkbench
 from rig.verdict import Verdict
 

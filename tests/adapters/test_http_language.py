@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rig.adapters.citations import cite_sources
 from rig.adapters.http import HttpAdapter
 from rig.adapters.http.extract import Reader
 from rig.adapters.http.frames import EventSorter
@@ -22,6 +21,7 @@ from rig.adapters.http.functions import options
 from rig.adapters.http.spec import HttpSpec, StreamSpec
 from rig.adapters.models import Auth, Citation, CitationEvent, TerminalEvent, TokenEvent
 from rig.errors import CapabilityMissing
+from rig.measure.citations import cite_sources
 
 LINES = [{"references": [{"reference_id": "1", "file_path": "docs/a.pdf"}, {"reference_id": "2", "file_path": "b.pdf"}]},
          {"response": "Badges kept value"}, {"response": " [1]."}, {"response": "\nUnknown claim [3]."}]

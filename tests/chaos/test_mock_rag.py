@@ -9,7 +9,7 @@ import httpx
 
 from chaos import mock_model
 from rig.config import ModelProxyConfig
-from rig.load.procs import free_port
+from rig.ports import free_port
 from rig.target.model_proxy import ModelProxy
 
 TEMPLATE = ('### Task:\nCite as [id] only when the <source> tag has an id (e.g., <source id="1">).\n<context>\n'

@@ -104,7 +104,7 @@ def test_bad_invocations_explain_themselves(tmp_path: Path) -> None:
 
 
 def test_case_34_reads_an_external_targets_spans_where_it_was_told_to_send_them(tmp_path: Path) -> None:
-    from rig.load.procs import free_port
+    from rig.ports import free_port
 
     listen = f"127.0.0.1:{free_port()}"
     target = EmbeddedWorkbench(tmp_path / "told", extra_args=["--otlp-endpoint", f"http://{listen}"])

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from rig.evidence import Measure
 from rig.load.extensions import load_extensions
 from rig.load.options import LoadOptions
-from rig.load.phases import WindowSpan, split_by_phase
-from rig.load.procs import free_port
+from rig.load.phases import split_by_phase
 from rig.load.session import run_load
+from rig.measure.events import Measure
 from rig.policy import Threshold
+from rig.ports import free_port
+from rig.results.load import WindowSpan
 
 POLICY = Path(__file__).resolve().parents[2] / "rig" / "prerelease" / "data" / "policy.yaml"
 

@@ -14,8 +14,8 @@ import pytest
 from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
-from rig.load.summary import LoadSummary
 from rig.promtext import sample_value
+from rig.results.load import LoadSummary
 from rig.target.embedded import EmbeddedWorkbench
 from rig.waiting import wait_until
 from tests.schema_check import assert_valid
@@ -122,9 +122,9 @@ def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> N
 
 
 def test_load_thresholds_decide_like_the_gate(tmp_path: Path) -> None:
-    from rig.load.summary import LoadSummary, LocustTotals, SendLag, observed_for_policy
     from rig.measure.aggregate import TCodeStats
     from rig.policy import Policy, decide_gate
+    from rig.results.load import LoadSummary, LocustTotals, SendLag, observed_for_policy
 
     t4 = TCodeStats(code="T4", source="client", count=10, p50=30.0, p90=40.0, p95=45.0, p99=60.0, max=61.0)
     summary = LoadSummary(t_codes={"T4": t4}, by_source={"T4": {"client": t4}}, throughput_rps=3.0, runs=30,

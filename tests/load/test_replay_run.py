@@ -14,10 +14,10 @@ import pytest
 
 from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
-from rig.load.procs import free_port
 from rig.load.replay.fidelity import compare_with_source
 from rig.load.replay.plan import ReplayPlan
 from rig.load.session import run_load
+from rig.ports import free_port
 
 SHIPPED = Path(__file__).resolve().parents[2] / "docs" / "replay" / "langfuse-observations.json"
 

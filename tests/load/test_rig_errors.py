@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from rig.load.options import LoadOptions
-from rig.load.procs import free_port
 from rig.load.session import run_load
+from rig.ports import free_port
 from rig.target.embedded import EmbeddedWorkbench
 
 PASSWORD = f"pw-{uuid.uuid4().hex[:10]}"

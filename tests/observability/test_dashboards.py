@@ -12,8 +12,8 @@ import pytest
 from chaos.load_hook import ChaosLoad
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
-from rig.load.procs import free_port
 from rig.load.session import LoadContext, run_load
+from rig.ports import free_port
 from rig.telemetry.local_prometheus import LocalPrometheus, LocalPushgateway
 from rig.waiting import wait_until
 

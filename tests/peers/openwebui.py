@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from rig.load.procs import free_port
+from rig.ports import free_port
 
 if __package__ in (None, ""):  # run as a script (make peers, the restart command): the checkout is the import root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

@@ -9,8 +9,8 @@ import pytest
 from rig.adapters.models import Citation
 from rig.quality import metrics
 from rig.quality.judge import parse_proposal
-from rig.quality.models import RankedHit
 from rig.quality.overlap import markers, overlap, sentences, terms
+from rig.results.quality import RankedHit
 from rig.verdict import Verdict
 
 
@@ -102,6 +102,6 @@ def test_an_unreachable_judge_is_a_recorded_error(unused_port: int) -> None:
 
 @pytest.fixture
 def unused_port() -> int:
-    from rig.load.procs import free_port
+    from rig.ports import free_port
 
     return free_port()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
+from rig.measure.events import Measure
 from rig.redact import Redactor
 from rig.verdict import Item, Verdict
 

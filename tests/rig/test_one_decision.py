@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.load.summary import LoadSummary
 from rig.measure.aggregate import TCodeStats
+from rig.results.load import LoadSummary
 from rig.stats import Summary
 
 RIG = [sys.executable, "-m", "rig.cli"]

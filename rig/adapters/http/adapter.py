@@ -51,7 +51,7 @@ from rig.adapters.protocol import exchange_of, fit
 from rig.adapters.text_export import read_text_export
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, TargetProtocolError, TargetUnreachable
+from rig.errors import CapabilityMissing, ConfigError, TargetProtocolError, TargetUnreachable
 from rig.yamlfile import validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -87,7 +87,6 @@ class HttpAdapter(Adapter):
                 options: dict[str, Any] | None = None) -> Adapter:
         opts = dict(options or {})
         if "http" not in opts:
-            from rig.errors import ConfigError
 
             raise ConfigError("target.adapter is rig.adapters.http:HttpAdapter but rig.yaml has no target.http",
                               fix=SPEC_FIX)

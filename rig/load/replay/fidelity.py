@@ -11,34 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from rig.errors import ConfigError
-from rig.evidence import Measure
-from rig.load.replay.plan import ReplayPlan
+from rig.evidence import EvidenceStore
+from rig.load.plan import LoadPlan
+from rig.load.replay.plan import ReplayPlan, plan_replay
+from rig.load.replay.trace import read_trace
+from rig.measure.events import Measure
+from rig.results.load import ReplayFidelity, Spread
 from rig.stats import summarize
-
-
-class Spread(BaseModel):
-    count: int = 0
-    p50: float | None = None
-    p99: float | None = None
-    max: float | None = None
-
-
-class ReplayFidelity(BaseModel):
-    """`load.json["replay"]`: the offered load's fidelity to its source."""
-
-    source_sha256: str
-    source_format: str
-    speed: float
-    sessions: int
-    turns_planned: int
-    turns_sent: int
-    arrival_error_ms: Spread = Field(default_factory=Spread)
-    inter_arrival_error_ms: Spread = Field(default_factory=Spread)
-    sequences_equal: bool
-    sessions_differing: list[str] = Field(default_factory=list)
 
 
 def _spread(values: list[float]) -> Spread:
@@ -85,10 +67,6 @@ class SourceCheck(BaseModel):
 def compare_with_source(trace: Path, run_dir: Path) -> SourceCheck:
     """Re-read the source, plan it again as the replay did (same speed, window, sessions, anonymising) and hold the
     replay's rows to it: same file (sha256), every session's turns in order, the arrival-time error."""
-    from rig.evidence import EvidenceStore
-    from rig.load.plan import LoadPlan
-    from rig.load.replay.plan import plan_replay
-    from rig.load.replay.trace import read_trace
 
     source = read_trace(trace)
     path = run_dir / "evidence.sqlite3"

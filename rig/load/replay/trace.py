@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from rig.errors import ConfigError
 
@@ -106,7 +106,6 @@ def _sessions(turns: list[tuple[str, float, Kind, str | None, str]]) -> list[Sou
 def _langfuse_turns(data: Any, path: Path) -> Iterable[tuple[str, float, Kind, str | None, str]]:
     from langfuse.api import ObservationsV2Response
     from langfuse.api.core.pydantic_utilities import parse_obj_as
-    from pydantic import ValidationError
 
     pages = data if isinstance(data, list) and data and isinstance(data[0], dict) and "data" in data[0] else \
         [data if isinstance(data, dict) else {"data": data}]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rig.adapters.models import Citation
+from rig.measure.events import Citation
 
 MARKER = re.compile(r"\[(\d+)\]")
 

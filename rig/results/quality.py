@@ -1,4 +1,5 @@
-"""What a quality case-turn leaves behind: its hits, citations, mechanical metrics and T-codes.
+"""A quality run's result, typed: what each case-turn leaves behind (its hits, citations, mechanical metrics and
+T-codes), the per-metric summary, and `quality.json` (JSON Schema docs/schemas/quality.schema.json).
 
 A `TurnRecord` is written to the evidence store (kind `quality_turn`) as each turn ends; the report, the
 judge sheets and `quality.json` are all rendered from those records, never from memory of the run.
@@ -10,7 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rig.adapters.models import Citation
+from rig.measure.events import Citation
+from rig.policy import Decision
 from rig.verdict import Verdict
 
 TurnKind = Literal["direct_tool", "conversation", "summary_fixture", "injection", "repeat_same"]
@@ -75,3 +77,38 @@ class TurnRecord(BaseModel):
 
     def metric(self, name: str) -> Metric | None:
         return next((m for m in self.metrics if m.name == name), None)
+
+
+class MetricSummary(BaseModel):
+    name: str
+    turns: int  # case-turns where the metric has a value
+    pooled: float | None = None  # Σ numerator / Σ denominator (traceability: all citations together)
+    mean: float | None = None  # mean of the per-turn values
+    minimum: float | None = None
+    below_bar: list[str] = Field(default_factory=list)  # record ids failing the metric's bar, where it has one
+
+
+class QualitySummary(BaseModel):
+    turns: int
+    states: dict[str, int]
+    verdicts: dict[str, int]
+    metrics: list[MetricSummary]
+    decision: Decision
+
+
+class TurnResult(BaseModel):
+    """One case-turn in `quality.json`: how it ended, its metrics, and each listed T-code measured or why not."""
+
+    record_id: str
+    kind: str
+    state: str
+    run_id: str | None = None
+    metrics: dict[str, Metric]
+    tcodes: dict[str, str]
+
+
+class QualityReport(BaseModel):
+    """`quality.json` (JSON Schema: docs/schemas/quality.schema.json)."""
+
+    summary: QualitySummary
+    turns: list[TurnResult]

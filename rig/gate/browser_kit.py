@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.browser.driver import BrowserTurn, BrowserUser
+from rig.browser.driver import BrowserUser
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import SelectorMap
-from rig.evidence import Measure
-from rig.measure.derive import browser_measures
 from rig.plugins import load_scenario_packs
 
 if TYPE_CHECKING:
@@ -67,8 +65,3 @@ class BrowserKit:
         self.users.clear()
 
 
-def turn_measures(turn: BrowserTurn, server_first_token_ms: float | None, scenario: str) -> list[Measure]:
-    """Browser T3/T4/T5 of one turn (from the click on send) and, where the server stamped it, browser T4 −
-    server T4 (`rig.measure.derive.browser_measures`)."""
-    return browser_measures(turn.run_id, turn.send_ms, turn.t3, turn.t4, turn.t5, server_first_token_ms,
-                            turn.answer_ms, scenario)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rig.evidence import EvidenceStore, Measure
+from rig.evidence import EvidenceStore
+from rig.measure.events import Measure
 from rig.measure.prometheus import RigMetrics
 
 STORE_FLUSH_EVERY_S = 1.0
