@@ -8,8 +8,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from pypdf import PdfReader
-
 logging.getLogger("pypdf").setLevel(logging.CRITICAL)
 _WS = re.compile(r"\s+")
 
@@ -21,6 +19,8 @@ def squash(text: str) -> str:
 
 @lru_cache(maxsize=64)
 def _pages(path: str, mtime: float) -> tuple[str, ...]:
+    from pypdf import PdfReader  # heavy: only when a page is read
+
     reader = PdfReader(io.BytesIO(Path(path).read_bytes()))
     out = []
     for page in reader.pages:

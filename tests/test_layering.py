@@ -72,7 +72,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__",),  # the public face
 )
 # Imports inside a function are allowed only of these: heavy dependencies that only some runs need.
-LAZY = ("docker", "playwright", "socketio", "psutil", "langfuse")
+LAZY = ("docker", "playwright", "socketio", "psutil", "langfuse", "fpdf", "pypdf")
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 
 
