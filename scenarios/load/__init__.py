@@ -6,6 +6,7 @@ A user's own locustfile can import and subclass them:
 
     class MyResearcher(ResearcherUser):
         weight = 3
+        questions_per_session = 5  # the knobs are class attributes (docs/extending.md)
 """
 
 from scenarios.load.ingest_user import IngestUser

@@ -98,12 +98,11 @@ class ReplayUser(ResearcherUser):
         run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=turn.text, submit_ns=sub.submit_ns,
                             scheduled_ns=due)
         raw: list[RawEvent] = []
-        stopped = False
         try:
             for event in self.adapter.raw_events(self.auth, run.run_id):
                 raw.append(event)
-                if not stopped and event.event == "token" and _answer(self.adapter.typed(event)):
-                    stopped = True
+                if run.stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
+                    run.stop_ns = now_ns()  # T9 stop_to_end counts from here
                     with self.transport.expecting(409):
                         self.adapter.stop(self.auth, run.run_id)
         except TargetError as exc:

@@ -32,15 +32,22 @@ from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.telemetry.tracing import traceparent_of
 
-RECONCILE_S = 60.0  # how long a broken stream's run is polled for its end (a restarting target)
 RECONCILE_POLL_S = 0.5
-STOP_QUESTION = "请查清买家保护与徽章关系并给依据。"
 NEEDS = {"revision": (), "stop_resume": ("stop", "resume"), "regenerate": ("regenerate",), "export": ("export=md",),
          "search": ("direct_search",)}
 
 
 class ResearcherUser(AdapterUser):
-    """A researcher in a closed loop: act, then think for `think_min_s`–`think_max_s` (from the plan)."""
+    """A researcher in a closed loop: act, then think for `think_min_s`–`think_max_s` (from the plan).
+
+    A subclass tunes the behaviour with these class attributes (the plan's weights choose among the actions of
+    `actions()`, leaving out those the target's capabilities lack):
+    """
+
+    questions_per_session: int = 3  #: questions asked in one session before a new one is opened
+    new_session_chance: float = 0.3  #: chance that a question opens a new session anyway
+    stop_question: str = "请查清买家保护与徽章关系并给依据。"  #: asked, then stopped at its first answer text
+    reconcile_s: float = 60.0  #: how long a broken stream's run is polled for its end (a restarting target)
 
     def on_start(self) -> None:
         super().on_start()
@@ -49,7 +56,14 @@ class ResearcherUser(AdapterUser):
         self.last_message_id: str | None = None
         self.paper_set: PaperSet | None = None
         self.asked = 0
-        self.weights = {a: w for a, w in self.plan.weights.items() if not self.caps.missing(*NEEDS.get(a, ()))}
+        known = self.actions()
+        self.weights = {a: w for a, w in self.plan.weights.items()
+                        if a in known and not self.caps.missing(*NEEDS.get(a, ()))}
+
+    def actions(self) -> dict[str, Callable[[], None]]:
+        """The actions the plan's weights name, each with the method that does it (a subclass adds its own)."""
+        return {"ask": self.do_ask, "revision": self.do_revision, "stop_resume": self.do_stop_resume,
+                "regenerate": self.do_regenerate, "export": self.do_export, "search": self.do_search}
 
     def wait_time(self) -> float:
         """Think time between actions, from the plan."""
@@ -66,10 +80,11 @@ class ResearcherUser(AdapterUser):
         action = self.rng.choices(list(self.weights), weights=list(self.weights.values()))[0]
         if action != "ask" and self.session_id is None:
             action = "ask"
-        self.guarded(action, getattr(self, f"do_{action}"))
+        self.guarded(action, self.actions()[action])
 
     def do_ask(self, scheduled_ns: int | None = None, scenario: str = "ask") -> None:
-        if self.session_id is None or self.asked >= 3 or self.rng.random() < 0.3:
+        if self.session_id is None or self.asked >= self.questions_per_session or \
+                self.rng.random() < self.new_session_chance:
             self.open_session()
         assert self.paper_set is not None
         self.ask(self.rng.choice(self.paper_set.questions), scenario, scheduled_ns=scheduled_ns)
@@ -91,29 +106,20 @@ class ResearcherUser(AdapterUser):
     def do_stop_resume(self) -> None:
         """Ask, stop at the first answer text, read the stream to its end, then resume the stopped run."""
         assert self.session_id is not None
-        sub = self.adapter.ask(self.auth, self.session_id, STOP_QUESTION)
+        sub = self.adapter.ask(self.auth, self.session_id, self.stop_question)
         run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
-        stop_ns: int | None = None
         raw: list[RawEvent] = []
         try:
             for event in self.adapter.raw_events(self.auth, run.run_id):
                 raw.append(event)
-                if stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
-                    stop_ns = now_ns()
+                if run.stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
+                    run.stop_ns = now_ns()  # T9 stop_to_end counts from here (rig.measure.derive.stop_measures)
                     with self.transport.expecting(409):  # the run may have ended on its own in between
                         self.adapter.stop(self.auth, run.run_id)
         except TargetError as exc:
             run.error = _reason(exc)
         run.end_ns = now_ns()
-
-        def stop_to_end() -> list[Measure]:
-            terminal = run.terminal
-            if stop_ns is None or terminal is None or terminal.state != "stopped":
-                return []
-            return [Measure(code="stop_to_end", source="client", value=round((terminal.recv_ns - stop_ns) / 1e6, 3),
-                            run_id=run.run_id, scenario="stop_resume")]
-
-        self.finish(run, "stop_resume", raw, more=stop_to_end)
+        self.finish(run, "stop_resume", raw)
         self.resume(run.run_id, "stop_resume")
 
     def do_export(self) -> None:
@@ -167,8 +173,7 @@ class ResearcherUser(AdapterUser):
         run.end_ns = now_ns()
         self.finish(run, scenario, raw)
 
-    def finish(self, run: RunTranscript, scenario: str, raw: list[RawEvent],
-               more: Callable[[], list[Measure]] | None = None) -> None:
+    def finish(self, run: RunTranscript, scenario: str, raw: list[RawEvent]) -> None:
         """The run record (polled after a broken stream) and what the user decides from it, now; the typed events,
         the run's T-code rows and what the load run counts, when the event loop is idle (`DERIVER`)."""
         ended = bool(raw) and raw[-1].event in ("done", "error")
@@ -180,12 +185,11 @@ class ResearcherUser(AdapterUser):
         d = run.detail
         if d is not None:
             self.last_message_id = d.message_id or self.last_message_id
-        DERIVER.submit(lambda: self.derive(run, scenario, raw, more))
+        DERIVER.submit(lambda: self.derive(run, scenario, raw))
         if d is not None and d.end_reason == "server_restart" and scenario != "resume":
             self.resume(run.run_id, "resume")
 
-    def derive(self, run: RunTranscript, scenario: str, raw: list[RawEvent],
-               more: Callable[[], list[Measure]] | None = None) -> None:
+    def derive(self, run: RunTranscript, scenario: str, raw: list[RawEvent]) -> None:
         """The run's typed events, its T-code rows (`rig.measure`, the one derivation) and its counts, recorded."""
         run.events.extend(self.adapter.typed(r) for r in raw)
         rows = run_measures(run, scenario)
@@ -205,12 +209,12 @@ class ResearcherUser(AdapterUser):
         ended = wall_ms(run.end_ns) if run.end_ns is not None else None
         for m in extra:  # stamped like the run's own rows: when the client saw the run end
             m.ts_ms = ended
-        rows += extra + (more() if more is not None else [])
+        rows += extra
         self.record(rows, failure)
 
     def reconcile(self, run_id: str) -> RunDetail | None:
         """After a broken stream, ask the target how the run ended, polling (bounded) while it restarts."""
-        deadline = time.monotonic() + RECONCILE_S
+        deadline = time.monotonic() + self.reconcile_s
         while time.monotonic() < deadline:
             try:
                 with self.transport.expecting(500, 502, 503, 504):
