@@ -24,7 +24,6 @@ from pathlib import Path
 
 import httpx
 
-from chaos.load_hook import ChaosLoad
 from chaos.proxy_base import ProxyControl
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
@@ -38,11 +37,9 @@ def recovery(restarts: int, tmp: Path) -> None:
                       for i in range(restarts))
     schedule = tmp / "restarts.yaml"
     schedule.write_text(f"title: {restarts} restarts\nmethod:\n{steps}\n", encoding="utf-8")
-    chaos = ChaosLoad(schedule)
     duration = 8 + 10 * restarts + 4
     result = run_load(LoadOptions(users=6, spawn_rate=6, duration_s=duration, think_min_s=0.3, think_max_s=0.8,
-                                  token_delay_ms=15, out=tmp / "load"),
-                      prepare=[chaos.prepare], during=[chaos.during], finish=[chaos.finish])
+                                  token_delay_ms=15, out=tmp / "load", chaos=schedule))
     windows = json.loads((result.run_dir / "load.json").read_text())["chaos"]["windows"]
     print(f"{'restart':<11}{'ready s':>9}{'recovery s':>12}{'interrupted':>13}{'lost':>6}{'resumed':>9}"
           f"{'committed lost':>16}")

@@ -1,9 +1,14 @@
-"""`rig load --chaos schedule.yaml`: the schedule as a load extension (prepare, during, finish, report)."""
+"""`rig load --chaos schedule.yaml`: the schedule as `rig.events` listeners of a load run.
+
+This module is the chaos package's `rig.extensions` entry point: importing it adds the listeners. `load_init`
+reads the schedule (a bad file fails before anything starts); `load_starting` checks its steps against the
+target and serves the schedule's metrics; `load_running` runs the steps beside Locust; `load_finished` checks
+what each restart kept and puts the chaos analysis into the summary (load.json and the report's chaos section).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from prometheus_client import push_to_gateway
 
@@ -11,24 +16,14 @@ from chaos.analysis import analyse, check_retained, committed_messages
 from chaos.injectors import Injectors
 from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
+from rig import events
 from rig.errors import RigError
-from rig.load.extensions import LoadExtensions
 from rig.load.options import LoadOptions
+from rig.load.session import LoadContext
 from rig.ports import free_port
-from rig.report.chaos_section import chaos_bands, chaos_section
-from rig.results.chaos import ChaosAnalysis, Retained
+from rig.results.chaos import Retained
 from rig.results.load import LoadSummary
 from rig.telemetry.tracing import RigTracer, configured_endpoints, noop_tracer
-
-
-def chaos_extension(options: LoadOptions, *, chaos_metrics_port: int | None = None, **_: Any) -> LoadExtensions | None:
-    """The `rig.load_extensions` plug-in: the schedule of `--chaos` as load hooks, None without one."""
-    if not options.chaos:
-        return None
-    schedule = ChaosLoad(options.chaos, metrics_port=chaos_metrics_port, metrics_host=options.metrics_host,
-                         pushgateway=options.pushgateway, otlp_endpoint=options.otlp_endpoint)
-    return LoadExtensions(during=[schedule.during], prepare=[schedule.prepare], finish=[schedule.finish],
-                          bands=schedule.bands, sections=schedule.sections)
 
 
 class ChaosLoad:
@@ -47,7 +42,7 @@ class ChaosLoad:
         self._tracer: RigTracer = noop_tracer()
 
     # -- prepare: the target is up, Locust not yet started ---------------------------------------------------
-    def prepare(self, ctx: Any) -> None:
+    def prepare(self, ctx: LoadContext) -> None:
 
         self.schedule.check_fits(ctx.options.duration_s)
         injectors = Injectors(ctx.adapter, ctx.connection.restarter, {str(k): v for k, v in self.schedule.proxies.items()})
@@ -63,13 +58,11 @@ class ChaosLoad:
         ctx.store.set_meta("chaos_metrics", f"http://{self.metrics_host}:{port}/metrics")
 
     # -- during and after -----------------------------------------------------------------------------------
-    def during(self, ctx: Any) -> None:
+    def during(self, ctx: LoadContext) -> None:
         assert self.runner is not None
         self.runner(ctx)
 
-    during.__name__ = "chaos"
-
-    def finish(self, ctx: Any, summary: LoadSummary) -> None:
+    def finish(self, ctx: LoadContext, summary: LoadSummary) -> None:
         """Check committed answers survived each restart, derive the per-window analysis, push the counters."""
         retention: dict[str, Retained] = {}
         for e in ctx.store.evidence(kind="chaos_window"):
@@ -94,10 +87,40 @@ class ChaosLoad:
         if self._tracer is not noop_tracer():
             self._tracer.close()
 
-    def bands(self, ctx: Any) -> list[tuple[float, float, str]]:
 
-        return chaos_bands(ctx.store)
+_RUNNING: dict[Path, ChaosLoad] = {}  # by run directory: the schedule each load run in this process follows
 
-    def sections(self, ctx: Any, summary: LoadSummary) -> list[tuple[str, str]]:
 
-        return [("Chaos", chaos_section(summary.chaos or ChaosAnalysis()))]
+@events.load_init.add_listener
+def read_schedule(options: LoadOptions) -> None:
+    """A schedule that does not parse stops `rig load --chaos` before anything starts."""
+    if options.chaos:
+        load_schedule(options.chaos)
+
+
+@events.load_starting.add_listener
+def start_schedule(run: LoadContext) -> None:
+    """Check the steps against the target, serve the schedule's metrics, write what will run to the store."""
+    o = run.options
+    if not o.chaos:
+        return
+    schedule = ChaosLoad(o.chaos, metrics_port=o.chaos_metrics_port, metrics_host=o.metrics_host,
+                         pushgateway=o.pushgateway, otlp_endpoint=o.otlp_endpoint)
+    schedule.prepare(run)
+    _RUNNING[run.run_dir] = schedule
+
+
+@events.load_running.add_listener
+def chaos(run: LoadContext) -> None:
+    """Apply each step at its offset and roll it back when its window ends (a thread beside Locust)."""
+    schedule = _RUNNING.get(run.run_dir)
+    if schedule is not None:
+        schedule.during(run)
+
+
+@events.load_finished.add_listener
+def analyse_schedule(run: LoadContext, summary: LoadSummary) -> None:
+    """Restarts' committed answers checked, the per-window analysis in `summary.chaos`, the counters pushed."""
+    schedule = _RUNNING.pop(run.run_dir, None)
+    if schedule is not None:
+        schedule.finish(run, summary)

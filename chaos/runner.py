@@ -1,6 +1,6 @@
 """Run a chaos schedule beside a load run.
 
-The runner is a load hook (a thread next to Locust): it checks the steady-state hypothesis, applies each
+The runner follows a load run (a thread next to Locust, `chaos.load_hook`): it checks the steady-state hypothesis, applies each
 step at its offset and rolls it back when its window ends, checks the hypothesis again, and runs the
 rollbacks whatever happened. Every window is written to the evidence store as it opens and as it
 closes (`chaos_window`), is a `rig.chaos <step>` span, and counts in `rig_chaos_faults_total{point,mode}`
@@ -14,12 +14,13 @@ import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
-from pydantic import BaseModel
 
 from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
+from rig import events
 from rig.errors import RigError
-from rig.results.chaos import ProbeResult
+from rig.load.session import LoadContext
+from rig.results.chaos import ProbeResult, Window
 from rig.telemetry.tracing import RigTracer, noop_tracer
 
 
@@ -47,28 +48,11 @@ class ChaosMetrics:
             self._server = None
 
 
-class Window(BaseModel):
-    """One step as it happened: when its fault was in force and what the channel reported."""
-
-    step: str
-    via: str
-    point: str
-    mode: str
-    planned_at_s: float
-    planned_duration_s: float
-    started_ms: float | None = None
-    ended_ms: float | None = None
-    applied: dict[str, Any] = {}
-    rolled_back: dict[str, Any] = {}
-    error: str | None = None
-    trace_id: str | None = None
-
-
 CLOCK_POLL_S = 0.1
 
 
 class ChaosRunner:
-    """Callable as a load hook: `ChaosRunner(schedule, injectors, metrics)(ctx)`."""
+    """Follows one load run: `ChaosRunner(schedule, injectors, metrics)(run)` in a thread beside Locust."""
 
     def __init__(self, schedule: Schedule, injectors: Injectors, metrics: ChaosMetrics | None = None,
                  tracer: RigTracer | None = None) -> None:
@@ -80,7 +64,7 @@ class ChaosRunner:
         self.__name__ = "chaos"
 
     # -- the hook ------------------------------------------------------------------------------------------
-    def __call__(self, ctx: Any) -> None:
+    def __call__(self, ctx: LoadContext) -> None:
         store = ctx.store
         before = self.hypothesis(ctx)
         store.add_evidence(None, None, "chaos_hypothesis", "before", [p.model_dump() for p in before])
@@ -115,7 +99,7 @@ class ChaosRunner:
             after = self.hypothesis(ctx)
             store.add_evidence(None, None, "chaos_hypothesis", "after", [p.model_dump() for p in after])
 
-    def clock_zero(self, ctx: Any) -> float:
+    def clock_zero(self, ctx: LoadContext) -> float:
         """Wall seconds the step offsets count from: the moment every user of the load was spawned (as the
         Locust master recorded it), so a slow start on a busy machine does not let a window pass before
         any run is in flight. Falls back to the Locust start if the load ends before that."""
@@ -132,7 +116,7 @@ class ChaosRunner:
         return Window(step=step.name, via=f.via, point=f.point or "", mode=f.mode, planned_at_s=step.at_s,
                       planned_duration_s=step.duration_s)
 
-    def _apply(self, ctx: Any, step: Step, open_: dict[str, Any]) -> None:
+    def _apply(self, ctx: LoadContext, step: Step, open_: dict[str, Any]) -> None:
         window = self._window(step)
         window.started_ms = _now_ms()
         f = step.fault
@@ -142,6 +126,8 @@ class ChaosRunner:
             applied = self.injectors.apply(f)
             window.applied = {"handle": applied.handle, **applied.record}
             self.metrics.faults.labels(f.point, f.mode).inc()
+            events.fault_injected.fire(point=f.point or f.via, mode=f.mode, source=f"chaos step {step.name}",
+                                       at_ns=time.time_ns())
         except (RigError, OSError) as exc:
             window.error = f"could not inject: {exc}"
             applied = None
@@ -151,11 +137,13 @@ class ChaosRunner:
             self.metrics.active.labels(step.name, f.point, f.mode).set(0)
             self._span_end(ctx, span, window)
             ctx.store.add_evidence(None, None, "chaos_window", step.name, window.model_dump())
+            events.window_closed.fire(step=step.name, window=window)
             return
         ctx.store.add_evidence(None, None, "chaos_window_open", step.name, window.model_dump())
+        events.window_opened.fire(step=step.name, window=window)
         open_[step.name] = (step, applied, window, span)
 
-    def _rollback(self, ctx: Any, step: Step, applied: Applied, window: Window, span: Any) -> None:
+    def _rollback(self, ctx: LoadContext, step: Step, applied: Applied, window: Window, span: Any) -> None:
         try:
             window.rolled_back = self.injectors.rollback(applied)
         except (RigError, OSError) as exc:
@@ -165,6 +153,7 @@ class ChaosRunner:
         self.metrics.active.labels(step.name, f.point, f.mode).set(0)
         self._span_end(ctx, span, window)
         ctx.store.add_evidence(None, None, "chaos_window", step.name, window.model_dump())
+        events.window_closed.fire(step=step.name, window=window)
 
     # -- spans -----------------------------------------------------------------------------------------------
     def _span_start(self, step: Step) -> dict[str, Any]:
@@ -174,7 +163,7 @@ class ChaosRunner:
         live = self.tracer.root(f"rig.chaos {step.name}", **attrs)
         return {"live": live, "attrs": attrs, "start_ns": time.time_ns()}
 
-    def _span_end(self, ctx: Any, span: dict[str, Any], window: Window) -> None:
+    def _span_end(self, ctx: LoadContext, span: dict[str, Any], window: Window) -> None:
         attrs = {**span["attrs"], "rig.chaos.error": window.error or ""}
         live = span["live"]
         ctx_ = live.get_span_context()
@@ -187,10 +176,10 @@ class ChaosRunner:
                            span["start_ns"], time.time_ns(), attrs)
 
     # -- the steady-state hypothesis ---------------------------------------------------------------------------
-    def hypothesis(self, ctx: Any) -> list[ProbeResult]:
+    def hypothesis(self, ctx: LoadContext) -> list[ProbeResult]:
         return [self.probe(ctx, p) for p in self.schedule.hypothesis.probes]
 
-    def probe(self, ctx: Any, probe: Probe) -> ProbeResult:
+    def probe(self, ctx: LoadContext, probe: Probe) -> ProbeResult:
         began = time.monotonic()
         deadline = began + probe.timeout_s
         detail = ""
@@ -206,12 +195,12 @@ class ChaosRunner:
                            detail=detail)
 
 
-def ready_probe(ctx: Any) -> tuple[bool, str]:
+def ready_probe(ctx: LoadContext) -> tuple[bool, str]:
     ok = bool(ctx.adapter.ready())
     return ok, "readiness answered 200" if ok else "readiness did not answer 200"
 
 
-def run_probe(ctx: Any, deadline: float) -> tuple[bool, str]:
+def run_probe(ctx: LoadContext, deadline: float) -> tuple[bool, str]:
     """Ask one question of the plan's first paper set as the first account and read it to its end."""
     name = ctx.plan.usernames[0]
     auth = ctx.adapter.login(name, ctx.passwords[name])
@@ -225,7 +214,7 @@ def run_probe(ctx: Any, deadline: float) -> tuple[bool, str]:
     return detail.state == "completed", f"run {detail.run_id}: {detail.state}/{detail.end_reason}"
 
 
-def run_in_thread(runner: ChaosRunner, ctx: Any) -> threading.Thread:
+def run_in_thread(runner: ChaosRunner, ctx: LoadContext) -> threading.Thread:
     thread = threading.Thread(target=runner, args=(ctx,), name="chaos-schedule", daemon=True)
     thread.start()
     return thread

@@ -1,7 +1,8 @@
 """The evidence store: one SQLite file per run directory, written as each step happens.
 
 Everything is redacted on the way in and committed at once, so a killed rig loses nothing it already
-measured and `--resume` can continue from the cases that finished. Reports are rendered from here.
+measured and `--resume` can continue from the cases that finished. Reports are rendered from here. A case's
+start and end and each item fire their `rig.events` hooks once they are stored.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rig import events
 from rig.errors import EvidenceError
 from rig.measure.events import Measure
 from rig.redact import Redactor
@@ -105,6 +107,7 @@ class EvidenceStore:
             conn.execute("DELETE FROM items WHERE rep=? AND case_id=?", (rep, case_id))
             conn.execute("INSERT OR REPLACE INTO cases(rep, case_id, record_id, module, name, status, started_ms) "
                          "VALUES(?,?,?,?,?,'running',?)", (rep, case_id, record_id, module, name, time.time() * 1000))
+        events.case_started.fire(case_id=case_id, rep=rep, title=f"{record_id} {name}".strip())
 
     def add_evidence(self, rep: int | None, case_id: int | None, kind: str, title: str, data: Any) -> int:
         """Store one piece of evidence (redacted); returns its id for items to cite."""
@@ -119,6 +122,9 @@ class EvidenceStore:
                          "VALUES(?,?,?,?,?,?,?)", (rep, case_id, item.name, item.verdict.value,
                                                    self.redactor.text(item.reason), int(item.required),
                                                    json.dumps(item.evidence_ids)))
+        if events.item_recorded.has_listeners:  # listeners see what the store keeps: the reason redacted
+            events.item_recorded.fire(case_id=case_id, rep=rep,
+                                      item=item.model_copy(update={"reason": self.redactor.text(item.reason)}))
 
     def add_measures(self, measures: list[Measure]) -> None:
         with self._tx() as conn:
@@ -157,6 +163,7 @@ class EvidenceStore:
         with self._tx() as conn:
             conn.execute("UPDATE cases SET status='done', verdict=?, reason=?, ended_ms=? WHERE rep=? AND case_id=?",
                          (verdict.value, self.redactor.text(reason), time.time() * 1000, rep, case_id))
+        events.case_ended.fire(case_id=case_id, rep=rep, verdict=verdict, reason=self.redactor.text(reason))
 
     def set_case_trace(self, rep: int, case_id: int, trace_id: str) -> None:
         with self._tx() as conn:

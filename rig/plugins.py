@@ -7,7 +7,8 @@ declare themselves in their package metadata (`pyproject.toml`, `[project.entry-
                          browser halves (`rig.gate.browser_kit.browser_step`), quality scenarios
                          (`rig.quality.registry.scenario`)
     rig.locustfiles      the locustfile module `rig load` starts Locust with (the last one installed wins)
-    rig.load_extensions  callables `(LoadOptions, **kw) -> LoadExtensions | None` run beside a load run
+    rig.extensions       modules imported before every gate, quality and load run; they add `rig.events`
+                         listeners as they load (the chaos schedule of `rig load --chaos` is one)
     rig.cli              typer apps added as `rig <name>` sub-commands
 """
 
@@ -22,7 +23,7 @@ from rig.errors import ConfigError
 
 SCENARIOS = "rig.scenarios"
 LOCUSTFILES = "rig.locustfiles"
-LOAD_EXTENSIONS = "rig.load_extensions"
+EXTENSIONS = "rig.extensions"
 CLI = "rig.cli"
 
 _FIX = "install the rig with its scenario packs (pip install -e . from the checkout, or make setup)"
@@ -45,6 +46,17 @@ def load_scenario_packs() -> tuple[str, ...]:
         except ImportError as exc:
             raise ConfigError(f"scenario pack {ep.name!r} ({ep.value}) cannot be imported: {exc}", fix=_FIX) from None
     return tuple(ep.value for ep in found)
+
+
+@cache
+def load_extensions() -> tuple[str, ...]:
+    """Import every `rig.extensions` module once (their listeners register as they load); their names."""
+    return tuple(name for name, _module in load_objects(EXTENSIONS))
+
+
+def extension_names() -> tuple[str, ...]:
+    """The names of the installed `rig.extensions`, without importing them."""
+    return tuple(ep.name for ep in plugins(EXTENSIONS))
 
 
 def locustfile_module() -> str:

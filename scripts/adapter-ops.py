@@ -15,7 +15,8 @@ HELPERS = {  # RecordingContext helpers → the adapter operations behind them
     "chat": ["ask", "events", "run"], "submit": ["ask"], "read": ["events", "run"], "finish": ["run"],
     "stream_until": ["events"], "run_detail": ["run"], "open_session": ["open_session"], "regenerate": ["regenerate"],
     "settings": ["chaos"], "fault": ["chaos"], "chaos": ["chaos"], "slow_model": ["model_proxy|chaos"],
-    "model_fault": ["model_proxy|chaos"], "retrieval_fault": ["model_proxy|chaos"],
+    "model_fault": ["model_proxy|chaos"], "retrieval_fault": ["model_proxy|chaos"], "stop": ["stop"],
+    "resume": ["resume", "events", "run"],
 }
 
 CAPABILITY_ARGS = {"lacks": (1, None), "require": (0, None), "declared": (1, 2)}  # which arguments name capabilities

@@ -50,7 +50,7 @@ def test_the_check_sees_a_nested_import(tmp_path: Path) -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("clock", "stats", "yamlfile", "redact", "rundir", "ports", "lifeline", "waiting", "plugins", "interrupt",
-     "promtext", "pdftext"),
+     "promtext", "pdftext", "events"),
     ("catalog",),
     ("fixtures",),
     ("measure",),  # typed events, Measure, T-codes, the one SSE framing, derivation, aggregation, thresholds

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib
 
-from rig.adapters.base import Adapter, Exchange, Recorder
+from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.transport import HttpxTransport, Reply, StreamReply, Transport, TransportError
 from rig.adapters.workbench import WorkbenchAdapter
 from rig.errors import ConfigError
 
-__all__ = ["Adapter", "Capabilities", "Exchange", "HttpxTransport", "Recorder", "Reply", "StreamReply", "Transport",
+__all__ = ["Adapter", "Capabilities", "Exchange", "HttpxTransport", "Reply", "StreamReply", "Transport",
            "TransportError", "WorkbenchAdapter", "load_adapter_class"]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from rig import events
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.error_body import read_error_body
 from rig.adapters.ledger import LedgerEntry, UploadLedger
@@ -68,7 +69,6 @@ class Exchange:
     error: str | None = None
 
 
-Recorder = Callable[[Exchange], None]
 SUBMITTING = ("ask", "regenerate")  # the operations whose answer starts a run: T3–T5 count from their submit_ns
 
 
@@ -117,7 +117,6 @@ class Adapter(ABC):
 
     def __init__(self, base_url: str = "", *, transport: Transport | None = None, timeout_s: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self.recorders: list[Recorder] = []
         self.uploads = UploadLedger()  # what the rig put on the target (result rules and cases look it up)
         self.transport: Transport = transport or HttpxTransport(self.base_url, timeout_s)
 
@@ -129,8 +128,8 @@ class Adapter(ABC):
         return cls(base_url, chaos_token=chaos_token, transport=transport, **(options or {}))  # type: ignore[call-arg]
 
     def record(self, exchange: Exchange) -> None:
-        for recorder in self.recorders:
-            recorder(exchange)
+        """Hand one exchange to the `rig.events.exchange` listeners."""
+        events.exchange.fire(adapter=self, exchange=exchange)
 
     # -- requests ----------------------------------------------------------------------------------------------
     def auth_headers(self, auth: Auth | None) -> dict[str, str]:
@@ -162,11 +161,11 @@ class Adapter(ABC):
         try:
             reply = self.transport.send(method, path, op=name, headers=hdrs, body=body)
         except TransportError as exc:
-            if self.recorders:
+            if events.exchange.has_listeners:
                 self.record(Exchange(method, path, None, json if json is not None else record_body, None, sent,
                                      now_ns(), account, error=str(exc)))
             raise TargetUnreachable(self.base_url, str(exc)) from None
-        if self.recorders:
+        if events.exchange.has_listeners:
             self.record(Exchange(method, path, reply.status_code, json if json is not None else record_body,
                                  reply_body(reply), sent, now_ns(), account))
         if raise_for_status and reply.status_code >= 400:

@@ -22,7 +22,8 @@ from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.redact import Redactor
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import Connection, connect
+from rig.target.open import connect
+from rig.target.session import Connection
 
 QUESTIONS = ["2.9%指什么？", "请查清买家保护与徽章关系并给依据。", "这篇论文的样本来自哪里？",
              "What did the buyer protection program change?"]

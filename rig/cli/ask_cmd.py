@@ -19,7 +19,8 @@ from rig.fixtures import CorpusManifest, ensure_corpus
 from rig.measure.derive import run_measures
 from rig.measure.transcript import RunTranscript
 from rig.redact import Redactor
-from rig.target.open import Connection, connect
+from rig.target.open import connect
+from rig.target.session import Connection
 
 DEMO_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 

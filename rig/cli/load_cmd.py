@@ -11,7 +11,6 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
-from rig.load.extensions import load_extensions
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.report.load_section import error_headline, replay_line
@@ -81,16 +80,12 @@ def load(
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
-                              browsers=browsers, chaos=chaos, baseline=baseline, replay=replay, speed=speed,
-                              window=window, max_sessions=max_sessions, anonymise=anonymise)
+                              browsers=browsers, chaos=chaos, chaos_metrics_port=chaos_metrics_port, baseline=baseline,
+                              replay=replay, speed=speed, window=window, max_sessions=max_sessions, anonymise=anonymise)
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
 
-    try:
-        ext = load_extensions(options, chaos_metrics_port=chaos_metrics_port)
-    except RigError as exc:
-        raise fail(exc) from None
     with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console) as bar:
         task = bar.add_task("starting", total=options.duration_s)
@@ -99,8 +94,7 @@ def load(
             bar.update(task, description=text, completed=done, total=total)
 
         try:
-            result = run_load(options, progress, during=ext.during, bands=ext.bands, prepare=ext.prepare,
-                              finish=ext.finish, sections=ext.sections)
+            result = run_load(options, progress)
         except RigError as exc:
             bar.stop()
             raise fail(exc) from None

@@ -28,6 +28,7 @@ from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import ran_cases, run_cases
 from rig.interrupt import graceful_stop
 from rig.measure.aggregate import observed
+from rig.plugins import load_extensions
 from rig.policy import Decision, load_policy
 from rig.redact import Redactor
 from rig.report import build_report_data
@@ -36,9 +37,10 @@ from rig.report.write import point_latest
 from rig.rundir import release, run_directory
 from rig.runmanifest import DecisionInputs, RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import OpenedTarget, open_target
+from rig.target.open import open_target
+from rig.target.session import TargetSession
 from rig.target.setup import ISOLATED, SetupNeeds, needs_of
-from rig.target.spans import settle_target_spans, store_span
+from rig.target.spans import keep_spans, settle_target_spans
 from rig.telemetry.otlp_receiver import start_receiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Item, Verdict
@@ -122,6 +124,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     config: RigConfig | None = load_config(options.config) if options.config else None
     if config and options.target:
         config.target.url = options.target
+    load_extensions()  # the installed plug-ins' `rig.events` listeners
     policy = load_policy(options.policy)
     eval_set = load_eval_set(options.eval_set)
     specs = select_cases(options)
@@ -142,10 +145,10 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                                                               baseline=str(baseline) if baseline else None))
         defects = options.defects
     receiver = start_receiver(options.otlp_listen or (config.target.otlp_listen if config else None))
-    receiver.sinks.append(lambda s: store_span(store, s))
+    stop_keeping = keep_spans(store, receiver)
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name)
     embedded = None
-    opened: OpenedTarget | None = None
+    opened: TargetSession | None = None
     browser: BrowserKit | str | None = None
     try:
         started: list[EmbeddedWorkbench] = []
@@ -156,8 +159,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             return _setup_failed(options, specs, eval_set, store, manifest, run_dir, exc)
         finally:
             embedded = started[0] if started else None
-        target, corpus_dir, corpus_manifest, defaults = (opened.target, opened.corpus_dir, opened.corpus,
-                                                         opened.chaos_defaults)
+        target, corpus_dir, corpus_manifest, defaults = opened, opened.corpus_dir, opened.corpus, opened.chaos_defaults
+        assert corpus_manifest is not None  # open_target sets the corpus up
         total = len(specs) * options.repeat
         counter = {"n": 0}
 
@@ -205,6 +208,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         if opened is not None:
             opened.close_fixtures()
         receiver.stop()
+        stop_keeping()
         store.close()
         release(run_dir)
 

@@ -24,10 +24,9 @@ from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
 
 
-def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summary: LoadSummary,
-                sections: list[tuple[str, str]] | None = None) -> Decision:
-    """Write load.json, decide, keep the decision in the store and write the reports; `sections` are the extensions'
-    own (by default the chaos analysis the summary holds, rendered from it)."""
+def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summary: LoadSummary) -> Decision:
+    """Write load.json, decide, keep the decision in the store and write the reports (with the chaos analysis the
+    summary holds, when a schedule ran)."""
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     policy = Policy.model_validate(manifest.policy or {})
     decision = decide_load(summary, policy)
@@ -40,8 +39,7 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
     store.set_meta("decision", decision.model_dump(mode="json"))
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
-    if sections is None:
-        sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
+    sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
     section = load_section(store, summary, chaos_bands(store) or None)
     (run_dir / "report.html").write_text(html_report(data, [("Load", section), *sections]), encoding="utf-8")
     (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")

@@ -55,6 +55,7 @@ class LoadOptions(BaseModel):
     ingest_users: int = Field(0, ge=0)
     browsers: int = Field(0, ge=0)
     chaos: Path | None = None
+    chaos_metrics_port: int | None = None  # the schedule's own Prometheus endpoint; None: a free port
     fetch_detail: bool = True
     reports_root: Path = Path("reports")
     token_delay_ms: float | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import signal
 import threading
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig import events
 from rig.adapters import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import eval_set_sha256
@@ -21,6 +23,7 @@ from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.interrupt import graceful_stop
+from rig.load.browser_hook import browser_hook
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
 from rig.load.plan import LoadPlan
@@ -29,6 +32,7 @@ from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_lo
 from rig.load.replay import parse_window, plan_replay, read_trace
 from rig.load.summary import load_summary
 from rig.measure.events import Measure
+from rig.plugins import extension_names, load_extensions
 from rig.policy import Decision, load_policy
 from rig.ports import free_port
 from rig.redact import Redactor
@@ -37,18 +41,17 @@ from rig.results.load import LoadSummary, observed_for_policy
 from rig.rundir import release, run_directory
 from rig.runmanifest import DecisionInputs, RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import Connection, connect
+from rig.target.open import connect
+from rig.target.session import Connection
 
 Progress = Callable[[str, float, float], None]
-Hook = Callable[["LoadContext"], None]
-Finish = Callable[["LoadContext", LoadSummary], None]
 
 MAX_REPLAY_USERS = 1000  # simulated users of a replay; more sessions than that wait for a free one
 
 
 @dataclass
 class LoadContext:
-    """What a running load test exposes to extensions (browser users, chaos schedules)."""
+    """What a running load test hands the `rig.events` load hooks as `run` (browser users, chaos schedules)."""
 
     options: LoadOptions
     run_dir: Path
@@ -102,18 +105,21 @@ def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str,
     return logins
 
 
-def run_load(options: LoadOptions, progress: Progress | None = None, *, during: list[Hook] | None = None,
-             bands: Callable[[LoadContext], list[tuple[float, float, str]]] | None = None,
-             prepare: list[Hook] | None = None, finish: list[Finish] | None = None,
-             sections: Callable[[LoadContext, LoadSummary], list[tuple[str, str]]] | None = None) -> LoadResult:
-    """Run one bounded load test; `during` hooks run in threads beside Locust (browsers, chaos).
+def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResult:
+    """Run one bounded load test, firing the `rig.events` load hooks on the way.
 
-    `prepare` hooks run once the target is up and before Locust starts (a ConfigError there stops the run
-    before any load); `finish` hooks run after Locust ended and before the target stops, and may add to
-    the summary; `sections` adds report sections.
+    `load_init` before anything starts (a listener's ConfigError stops the run there); `load_starting` once the
+    target is up and before Locust starts; `load_running` in a thread per listener beside Locust (the browser
+    users of `--browsers` run the same way); `load_finished` after Locust ended, while the target is still up,
+    where a listener may add to the summary before it is decided.
     """
     if options.worker_only:
         return _run_workers_only(options)
+    load_extensions()
+    if options.chaos and "chaos" not in extension_names():
+        raise ConfigError("--chaos needs the chaos plug-in, which is not installed",
+                          fix="install the rig with its chaos package (pip install -e .)")
+    events.load_init.fire(options=options)
     if options.target and not options.config:
         raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
     config = load_config(options.config) if options.config else None
@@ -191,8 +197,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         if options.ingest_users:
             users.append("IngestUser")
         ctx = LoadContext(options, run_dir, store, conn, plan, passwords)
-        for hook in prepare or []:
-            hook(ctx)
+        events.load_starting.fire(run=ctx)
         procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
                              total_users=options.users + options.ingest_users,
                              spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
@@ -201,8 +206,11 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
                              master_bind=options.master_bind)
         ctx.started_at = time.time() * 1000
         store.set_meta("load_started_ms", ctx.started_at)
-        for hook in during or []:
-            t = threading.Thread(target=hook, args=(ctx,), name=f"load-hook-{hook.__name__}", daemon=True)
+        beside = events.load_running.calls(run=ctx)
+        if options.browsers:
+            beside.append(functools.partial(browser_hook, ctx))
+        for call in beside:
+            t = threading.Thread(target=call, name=f"load-{getattr(call, '__name__', 'browsers')}", daemon=True)
             t.start()
             threads.append(t)
         began = time.monotonic()
@@ -228,8 +236,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
         write_manifest(run_dir, manifest)
         summary = load_summary(store, run_dir, min(options.duration_s, elapsed) if stop else options.duration_s,
                                options.workers, options.users)
-        for after in finish or []:
-            after(ctx, summary)
+        events.load_finished.fire(run=ctx, summary=summary)
         if stop:  # `rig report` keeps saying so
             store.set_meta("stopped", f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} "
                            "run(s) counted")
@@ -238,7 +245,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None, *, during: 
             tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
             raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
-        decision = finish_load(run_dir, store, manifest, summary, sections(ctx, summary) if sections else None)
+        decision = finish_load(run_dir, store, manifest, summary)
         point_latest(run_dir, options.reports_root)
         record_history(options.reports_root, run_dir, manifest, decision.decision, observed_for_policy(summary))
         return LoadResult(run_dir, summary, decision, code)

@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore
 from rig.gate.session import GateOptions, GateResult, run_gate
-from rig.load.extensions import load_extensions
 from rig.load.finish import finish_load_dir
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
@@ -96,9 +95,7 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
                                    token_delay_ms=options.token_delay_ms, reports_root=options.reports_root)
         load = kept_load(run_dir / "load", policy)
         if load is None:
-            ext = load_extensions(load_options)
-            load = run_load(load_options, part("load"), during=ext.during, bands=ext.bands, prepare=ext.prepare,
-                            finish=ext.finish, sections=ext.sections)
+            load = run_load(load_options, part("load"))
         timings["load"] = time.monotonic() - began
         mark = time.monotonic()
         gate = kept_gate(run_dir / "gate") or run_gate(GateOptions(

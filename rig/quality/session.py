@@ -20,6 +20,7 @@ from rig.config import RigConfig, load_config
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
 from rig.interrupt import graceful_stop
+from rig.plugins import load_extensions
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
 from rig.quality.judge import propose
@@ -37,8 +38,9 @@ from rig.run_end import Finished, ended_reasons, finishing
 from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import OpenedTarget, open_target
-from rig.target.spans import settle_target_spans, store_span
+from rig.target.open import open_target
+from rig.target.session import TargetSession
+from rig.target.spans import keep_spans, settle_target_spans
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from rig.telemetry.tracing import RigTracer, configured_endpoints
 from rig.verdict import Verdict
@@ -84,6 +86,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     config: RigConfig | None = load_config(options.config) if options.config else None
     if config and options.target:
         config.target.url = options.target
+    load_extensions()  # the installed plug-ins' `rig.events` listeners
     eval_set = load_eval_set(options.eval_set)
     cases = plan_cases(eval_set, options.cases)
     run_dir = run_directory("quality", out=options.out, reports_root=options.reports_root, resume=options.resume)
@@ -96,11 +99,11 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                defects=options.defects)
     receiver = OtlpReceiver().start()
-    receiver.sinks.append(lambda s: store_span(store, s))
+    stop_keeping = keep_spans(store, receiver)
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,
                        kind="quality")
     started: list[EmbeddedWorkbench] = []
-    opened: OpenedTarget | None = None
+    opened: TargetSession | None = None
     try:
         opened = open_target(config, run_dir, store, redactor, receiver, manifest, manifest.defects, started,
                              progress)
@@ -122,7 +125,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
                 if stop:
                     store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done)")
                     break
-                driver = CaseDriver(case, opened.target, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
+                driver = CaseDriver(case, opened, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
                                     on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
                                     corpus_dir=opened.corpus_dir,
                                     target_down=target_down)
@@ -143,6 +146,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
         if opened is not None:
             opened.close_fixtures()
         receiver.stop()
+        stop_keeping()
         store.close()
         release(run_dir)
 

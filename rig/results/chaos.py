@@ -80,6 +80,23 @@ class ChaosWindow(BaseModel):
     committed: Retained | None = None
 
 
+class Window(BaseModel):
+    """One chaos step as it happened: when its fault was in force and what the channel reported."""
+
+    step: str
+    via: str
+    point: str
+    mode: str
+    planned_at_s: float
+    planned_duration_s: float
+    started_ms: float | None = None
+    ended_ms: float | None = None
+    applied: dict[str, Any] = {}
+    rolled_back: dict[str, Any] = {}
+    error: str | None = None
+    trace_id: str | None = None
+
+
 class ProbeResult(BaseModel):
     """One steady-state probe of the schedule's hypothesis."""
 

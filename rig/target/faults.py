@@ -4,11 +4,13 @@ effect (a fault that never happened decides nothing)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rig import events
 from rig.errors import CapabilityMissing
 from rig.target.items import ItemRecording
 from rig.verdict import Verdict
@@ -48,7 +50,11 @@ class FaultFixtures(ItemRecording):
         spec = {"point": point, "mode": mode, **extra}
         fault_id = str(self.chaos("POST", "faults", spec)["fault_id"])
         self.evidence("fault", f"fault {point}/{mode} injected", {**spec, "fault_id": fault_id})
+        self._injected(point, mode)
         return fault_id
+
+    def _injected(self, point: str, mode: str) -> None:
+        events.fault_injected.fire(point=point, mode=mode, source=f"case {self.key}", at_ns=time.time_ns())
 
     @contextmanager
     def settings(self, **values: Any) -> Iterator[None]:
@@ -72,6 +78,7 @@ class FaultFixtures(ItemRecording):
                    proxy.add({"mode": "slow_body", "delay_ms": SLOW_PROXY_CHUNK_MS})]
             self.evidence("fixture", "model slowed through the rig's LLM proxy",
                           {"fixture": "rig_proxy", "first_token_ms": SLOW_PROXY_FIRST_MS, "chunk_ms": SLOW_PROXY_CHUNK_MS})
+            self._injected("model", "slow")
             try:
                 yield Fixture("rig_proxy", "the model slowed", rule_ids=ids[:1])
             finally:
@@ -94,6 +101,7 @@ class FaultFixtures(ItemRecording):
             self._proxy_rules.append(rule_id)
             self.evidence("fault", f"model {mode} through the rig's LLM proxy", {"fixture": "rig_proxy", **rule,
                                                                                    "rule_id": rule_id})
+            self._injected("model", mode)
             return Fixture("rig_proxy", f"model {mode}", rule_ids=[rule_id])
         return Fixture("target_control", f"model {mode}", fault_ids=[self.fault("llm", mode, times=1, **extra)])
 
@@ -113,6 +121,7 @@ class FaultFixtures(ItemRecording):
             self._proxy_rules.append(rule_id)
             self.evidence("fault", f"retrieval {mode} through the rig's LLM proxy (the target's query embeddings)",
                           {"fixture": "rig_proxy", **rule, "rule_id": rule_id})
+            self._injected("embeddings", mode)
             return Fixture("rig_proxy", f"retrieval {mode} (embeddings)", rule_ids=[rule_id])
         if not self.caps.chaos:
             raise CapabilityMissing("chaos", detail="no test-only control, and no target.model_proxy with embeddings: "

@@ -14,6 +14,7 @@ from typing import Any
 
 from opentelemetry.trace import Span
 
+from rig import events
 from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.models import Auth
@@ -50,8 +51,7 @@ class ItemRecording:
         self.tracer = tracer
         self.span = span
         self.trace_id = trace_id_of(span)
-        self._recorder = self._record_exchange
-        target.adapter.recorders.append(self._recorder)
+        events.exchange.add_listener(self._record_exchange)
 
     @property
     def adapter(self) -> Adapter:
@@ -69,7 +69,10 @@ class ItemRecording:
     def caps(self) -> Capabilities:
         return self.target.caps
 
-    def _record_exchange(self, ex: Exchange) -> None:
+    def _record_exchange(self, adapter: Adapter, exchange: Exchange) -> None:
+        if adapter is not self.target.adapter:
+            return
+        ex = exchange
         self.store.add_evidence(self.rep, self.key, "http", f"{ex.method} {ex.path} → {ex.status}", {
             "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
             "request": _clip(ex.request_body), "response": _clip(ex.response_body),

@@ -3,7 +3,8 @@
 `connect()` is the one way every command gets an adapter and its accounts: it starts the embedded
 workbench (seeding accounts through its own command line) or checks the external target is ready at its
 `ready_path` and builds the configured adapter. `open_target()` adds what the gate and the quality
-workload share: both accounts logged in, the corpus uploaded once, the manifest written.
+workload share: both accounts logged in, the corpus uploaded once, the manifest written; it returns the same
+handle, set up (`rig.target.session`).
 """
 
 from __future__ import annotations
@@ -12,64 +13,26 @@ import os
 import secrets
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rig.adapters import Adapter, WorkbenchAdapter, load_adapter_class
-from rig.adapters.models import Auth
 from rig.adapters.transport import Transport
-from rig.config import ModelChoices, RigConfig
-from rig.errors import RigError, TargetHTTPError
+from rig.config import RigConfig
 from rig.evidence import EvidenceStore
-from rig.fixtures import CorpusManifest, ensure_corpus
+from rig.fixtures import ensure_corpus
 from rig.redact import Redactor
 from rig.runmanifest import RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.model_proxy import ModelProxy
 from rig.target.readiness import wait_ready
-from rig.target.restart import Restarter, restarter_for
-from rig.target.session import TargetSession
+from rig.target.restart import restarter_for
+from rig.target.session import Connection, TargetSession
 from rig.target.setup import SetupNeeds, TargetSetup, prepare_target
 from rig.telemetry.otlp_receiver import OtlpReceiver
 
 Progress = Callable[[str, int, int], None]
 EMBEDDED_ADAPTER = "rig.adapters:WorkbenchAdapter"
-
-
-@dataclass
-class Connection:
-    """An adapter for the target, the accounts it may use (by key: `a`, `b`, `load-1` …), how to restart it."""
-
-    adapter: Adapter
-    adapter_spec: str
-    usernames: dict[str, str]
-    passwords: dict[str, str] = field(repr=False)
-    embedded: EmbeddedWorkbench | None = None
-    restarter: Restarter | None = None
-    models: ModelChoices = field(default_factory=ModelChoices)
-    slots_metric: str | None = None
-    ready_path: str = "/readyz"
-    options: dict[str, Any] = field(default_factory=dict)  # what adapters built elsewhere need (options, http)
-    model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
-
-    def login(self, key: str) -> Auth:
-        """Log account `key` in; a refusal is a RigError naming the account and where its password comes from."""
-        try:
-            return self.adapter.login(self.usernames[key], self.passwords[key])
-        except TargetHTTPError as exc:
-            raise RigError(f"login of account {key} ({self.usernames[key]}) refused: {exc.status}"
-                           + (f" {exc.code}" if exc.code else "") + (f": {exc.message}" if exc.message else ""),
-                           fix=f"check accounts.{key} in rig.yaml: the username, and the password in its "
-                               "password_env variable") from None
-
-    def close(self) -> None:
-        """Close the adapter, stop the model proxy and the embedded workbench this connection started."""
-        self.adapter.close()
-        if self.model_proxy is not None:
-            self.model_proxy.stop()
-        if self.embedded is not None:
-            self.embedded.stop()
 
 
 def start_embedded(data_dir: Path, redactor: Redactor, *, extra_args: Sequence[str] = (),
@@ -127,21 +90,6 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
                       options=t.adapter_options(), model_proxy=proxy)
 
 
-@dataclass
-class OpenedTarget:
-    """A connected target with its corpus, and the target's default runtime settings (to restore after faults)."""
-
-    target: TargetSession
-    corpus_dir: Path
-    corpus: CorpusManifest
-    chaos_defaults: dict[str, Any] | None
-
-    def close_fixtures(self) -> None:
-        """Stop what the rig started beside an external target (its model proxy)."""
-        if self.target.model_proxy is not None:
-            self.target.model_proxy.stop()
-
-
 def stale_target(run_dir: Path, pid: int | None) -> None:
     """End a workbench this rig started for the run (found after a crash), checked by its command line."""
     if not pid:
@@ -156,7 +104,7 @@ def stale_target(run_dir: Path, pid: int | None) -> None:
 
 def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
                 receiver: OtlpReceiver, manifest: RunManifest, defects: list[str], started: list[EmbeddedWorkbench],
-                progress: Progress | None = None, needs: SetupNeeds | None = None) -> OpenedTarget:
+                progress: Progress | None = None, needs: SetupNeeds | None = None) -> TargetSession:
     """Connect, log accounts A and B in, upload what `needs` asks for (everything by default) once — a resume
     reuses it and uploads only what is missing; records the manifest and the target's shape."""
     if config is None:
@@ -175,7 +123,7 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
 
 def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
           receiver: OtlpReceiver, manifest: RunManifest, saved: dict[str, Any] | None,
-          progress: Progress | None, needs: SetupNeeds | None) -> OpenedTarget:
+          progress: Progress | None, needs: SetupNeeds | None) -> TargetSession:
     if conn.embedded is not None:
         store.set_meta("target_pid", conn.embedded.pid)
     adapter = conn.adapter
@@ -194,12 +142,9 @@ def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: Evid
     setup = prepare_target(adapter, auth, corpus_dir, corpus_manifest, store, embedded=conn.embedded is not None,
                            needs=needs or SetupNeeds.everything(corpus_manifest),
                            saved=TargetSetup.model_validate(saved) if saved else None, progress=progress)
-    target = TargetSession(adapter=adapter, auth=auth, passwords={w: conn.passwords[w] for w in ("a", "b")},
-                           setup=setup, caps=caps, embedded=conn.embedded, receiver=receiver,
-                           restarter=conn.restarter, models=conn.models, slots_metric=conn.slots_metric,
-                           model_proxy=conn.model_proxy)
     defaults = store.meta("chaos_defaults")
     if caps.chaos and defaults is None:
         defaults = adapter.chaos("GET", "settings")
         store.set_meta("chaos_defaults", defaults)
-    return OpenedTarget(target, corpus_dir, corpus_manifest, defaults)
+    return TargetSession.of(conn, auth=auth, setup=setup, caps=caps, receiver=receiver, corpus_dir=corpus_dir,
+                            corpus=corpus_manifest, chaos_defaults=defaults)

@@ -7,6 +7,7 @@ fixtures (`rig.target.faults`).
 
 from __future__ import annotations
 
+from rig import events
 from rig.target.faults import FaultFixtures, Fixture
 from rig.target.items import with_seen
 from rig.target.runs import RunRecording
@@ -20,5 +21,5 @@ class RecordingContext(RunRecording, FaultFixtures):
     def close(self) -> None:
         """End what the case left open and stop recording the adapter's exchanges."""
         self.end_run_spans()
-        if self._recorder in self.target.adapter.recorders:
-            self.target.adapter.recorders.remove(self._recorder)
+        if self._record_exchange in events.exchange.listeners:
+            events.exchange.remove_listener(self._record_exchange)

@@ -10,6 +10,7 @@ from typing import Any
 
 from opentelemetry.trace import Span
 
+from rig import events
 from rig.adapters.models import Auth, Event, Resumed, RunDetail, SessionOpened
 from rig.clock import now_ns
 from rig.measure.derive import run_measures
@@ -71,6 +72,7 @@ class RunRecording(ItemRecording):
         (`end_code` names the end time's code when it is not T5/T6, e.g. T9 for a resumed run)."""
         for event in self.adapter.events(auth, run.run_id, last_event_id=run.events[-1].id if run.events else None):
             run.events.append(event)
+            events.run_event.fire(run_id=run.run_id, event=event)
         run.end_ns = now_ns()
         run.revision = run.revision or revision
         run.end_code = end_code or run.end_code
@@ -127,6 +129,7 @@ class RunRecording(ItemRecording):
         stream = self.adapter.events(auth, run.run_id)
         for event in stream:
             run.events.append(event)
+            events.run_event.fire(run_id=run.run_id, event=event)
             if predicate(event):
                 return stream
         return stream

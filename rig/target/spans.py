@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from rig import events
 from rig.evidence import EvidenceStore
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
 
@@ -10,6 +13,17 @@ def store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
     """Keep one received span beside the rig's evidence."""
     store.add_span(span.trace_id, span.span_id, span.parent_span_id, span.name, span.service, span.scope,
                    span.start_ns, span.end_ns, span.attributes)
+
+
+def keep_spans(store: EvidenceStore, mine: OtlpReceiver) -> Callable[[], None]:
+    """Store every span `mine` decodes (a `rig.events.span_received` listener) until the returned call."""
+
+    def on_span(receiver: OtlpReceiver, span: ReceivedSpan) -> None:
+        if receiver is mine:
+            store_span(store, span)
+
+    events.span_received.add_listener(on_span)
+    return lambda: events.span_received.remove_listener(on_span)
 
 
 def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:

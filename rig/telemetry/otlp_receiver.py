@@ -1,7 +1,7 @@
 """A small OTLP/HTTP trace receiver on loopback (protobuf or JSON), for the target's spans.
 
 It accepts `POST /v1/traces` (any OTLP exporter) and `POST /api/public/otel/v1/traces` (what the
-Langfuse SDK sends), decodes spans with `opentelemetry-proto`, and hands each one to the sinks.
+Langfuse SDK sends), decodes spans with `opentelemetry-proto`, and hands each one to the `rig.events.span_received` listeners.
 Authorization headers are never kept.
 """
 
@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rig import events
 from rig.errors import ConfigError
 
 PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
@@ -98,7 +99,6 @@ class OtlpReceiver:
     host: str = "127.0.0.1"
     port: int = 0
     spans: list[ReceivedSpan] = field(default_factory=list)
-    sinks: list[Callable[[ReceivedSpan], None]] = field(default_factory=list)
     requests: int = 0
     # Extra read paths served beside ingestion: handler(path, headers) → (status, JSON body), or None to 404.
     get_handler: Callable[[str, Any], tuple[int, Any] | None] | None = None
@@ -170,9 +170,9 @@ class OtlpReceiver:
             self.requests += 1
             self.spans.extend(spans)
             self._arrived.notify_all()
-        for span in spans:
-            for sink in self.sinks:
-                sink(span)
+        if events.span_received.has_listeners:
+            for span in spans:
+                events.span_received.fire(receiver=self, span=span)
 
     def wait_for(self, predicate: Callable[[list[ReceivedSpan]], bool], timeout_s: float = 10.0) -> bool:
         """Block until `predicate(spans)` holds or the timeout passes; returns whether it held."""

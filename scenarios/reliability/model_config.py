@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from rig import events
+from rig.adapters.base import Exchange
 from rig.adapters.models import Auth, ModelConfigView
 from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
@@ -111,7 +113,11 @@ def cross_account_model_config(ctx: CaseContext) -> None:
     keys = {"a": f"sk-rig-a-{secrets.token_hex(12)}", "b": f"sk-rig-b-{secrets.token_hex(12)}"} if with_keys else {}
     ctx.store.redactor.add(*keys.values())
     seen: list[str] = []
-    ctx.adapter.recorders.append(lambda ex: seen.append(repr(ex.response_body)))
+
+    def keep(exchange: Exchange) -> None:
+        seen.append(repr(exchange.response_body))
+
+    events.exchange.add_listener(keep)
     originals = {w: ctx.adapter.model_config(auth) for w, auth in (("a", ctx.a), ("b", ctx.b))}
     try:
         a_view = ctx.adapter.set_model_config(ctx.a, models.primary["provider"], models.primary["model"],
@@ -140,7 +146,7 @@ def cross_account_model_config(ctx: CaseContext) -> None:
     finally:
         for who, auth in (("a", ctx.a), ("b", ctx.b)):
             ctx.adapter.set_model_config(auth, originals[who].provider, originals[who].model)
-        ctx.adapter.recorders.pop()
+        events.exchange.remove_listener(keep)
     if ctx.lacks("keys_never_plain", "model_config_keys"):
         return
     plain = [k for k in keys.values() if any(k in body for body in seen)]

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from rig.evidence import EvidenceStore
-from rig.load.extensions import load_extensions
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 
@@ -31,9 +30,7 @@ def test_restart_under_load_interrupts_runs_loses_nothing_and_measures_recovery(
     path.write_text(SCHEDULE, encoding="utf-8")
     options = LoadOptions(users=6, spawn_rate=6, duration_s=25, think_min_s=0.3, think_max_s=0.8,
                           token_delay_ms=15, out=tmp_path / "run", chaos=path)
-    ext = load_extensions(options)  # the wiring `rig load --chaos` uses
-    result = run_load(options, prepare=ext.prepare, during=ext.during, finish=ext.finish, bands=ext.bands,
-                      sections=ext.sections)
+    result = run_load(options)  # the chaos plug-in follows the run through rig.events, as under `rig load --chaos`
     summary = json.loads((result.run_dir / "load.json").read_text())
     windows = {w["step"]: w for w in summary["chaos"]["windows"]}
     assert set(windows) == {"tool-errors", "restart"}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rig import events
 from rig.compare.baseline import BaselineRule
 from rig.compare.history import History
 from rig.errors import ConfigError
@@ -33,8 +34,8 @@ def test_a_load_run_slower_than_its_last_passing_baseline_fails_by_rule(tmp_path
     policy.write_text("baseline:\n  - T4.p50 <= baseline * 1.10\n  - error_rate <= baseline + 5%\n")
     root = tmp_path / "reports"
 
-    def slower(ctx: LoadContext) -> None:
-        ctx.adapter.chaos("PUT", "settings", {"first_token_delay_ms": 400, "token_delay_ms": 20})
+    def slower(run: LoadContext) -> None:
+        run.adapter.chaos("PUT", "settings", {"first_token_delay_ms": 400, "token_delay_ms": 20})
 
     def options(name: str, baseline: str | None) -> LoadOptions:
         return LoadOptions(users=4, spawn_rate=4, duration_s=10, out=root / name, reports_root=root, policy=policy,
@@ -43,7 +44,8 @@ def test_a_load_run_slower_than_its_last_passing_baseline_fails_by_rule(tmp_path
     base = run_load(options("base", None))
     assert base.decision.decision == "recorded"
     assert History(root).last_pass("load", "embedded") == (root / "base").resolve()
-    slow = run_load(options("slow", "last-pass"), prepare=[slower])
+    with events.load_starting.listening(slower):
+        slow = run_load(options("slow", "last-pass"))
     assert slow.decision.decision == "fail" and slow.decision.exit_code == 1
     assert any(r.startswith("T4.p50 <= baseline * 1.10:") for r in slow.decision.reasons), slow.decision.reasons
     shown = subprocess.run([sys.executable, "-m", "rig.cli", "history", "--reports-root", str(root), "--kind", "load",

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rig import events
 from rig.compare.model import CompareSettings
 from rig.compare.runs import compare_dirs, read_measures, samples
 from rig.compare.stats import call_shift
@@ -28,12 +29,15 @@ pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 
 
 def _load(out: Path, first_token_ms: float | None = None) -> Path:
-    def slower(ctx: LoadContext) -> None:  # the target's own setting: every answer starts later and streams slower
-        ctx.adapter.chaos("PUT", "settings", {"first_token_delay_ms": first_token_ms, "token_delay_ms": 20})
+    def slower(run: LoadContext) -> None:  # the target's own setting: every answer starts later and streams slower
+        run.adapter.chaos("PUT", "settings", {"first_token_delay_ms": first_token_ms, "token_delay_ms": 20})
 
     options = LoadOptions(users=4, spawn_rate=4, duration_s=12, out=out, think_min_s=0.1, think_max_s=0.3,
                           fetch_detail=False)
-    return run_load(options, prepare=[slower] if first_token_ms is not None else []).run_dir
+    if first_token_ms is None:
+        return run_load(options).run_dir
+    with events.load_starting.listening(slower):
+        return run_load(options).run_dir
 
 
 @pytest.fixture(scope="module")

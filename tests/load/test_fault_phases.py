@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from rig.load.extensions import load_extensions
 from rig.load.options import LoadOptions
 from rig.load.phases import split_by_phase
 from rig.load.session import run_load
@@ -77,9 +76,7 @@ def test_error_rate_steady_tells_injected_faults_from_a_defect(defects: list[str
     schedule.write_text(SCHEDULE, encoding="utf-8")
     options = LoadOptions(users=6, duration_s=25, think_min_s=0.1, think_max_s=0.3, chaos=schedule, policy=POLICY,
                           defects=defects, token_delay_ms=5, out=tmp_path / "load", metrics_port=free_port())
-    ext = load_extensions(options)  # the wiring `rig load --chaos` uses
-    result = run_load(options, prepare=ext.prepare, during=ext.during, finish=ext.finish, bands=ext.bands,
-                      sections=ext.sections)
+    result = run_load(options)  # the chaos plug-in follows the run through rig.events, as under `rig load --chaos`
     s = result.summary
     assert s is not None and s.phases.windows and s.phases.in_fault.failed > 0
     assert s.error_ratio > 0.01, "the injected window alone pushes the whole run's ratio over the 1 % bar"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rig import events
 from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
@@ -48,8 +50,8 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
     scraped: dict[str, str] = {}
     served: dict[str, float] = {}
 
-    def scrape(ctx: LoadContext) -> None:
-        url = f"http://127.0.0.1:{ctx.plan.metrics_port}/metrics"
+    def scrape(run: LoadContext) -> None:
+        url = f"http://127.0.0.1:{run.plan.metrics_port}/metrics"
 
         def has_t4() -> bool:
             try:
@@ -61,15 +63,17 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
 
         wait_until(has_t4, 25.0, interval_s=0.5)
 
-    def before(ctx: LoadContext) -> None:
-        served["before"] = _target_requests(ctx)
+    def before(run: LoadContext) -> None:
+        served["before"] = _target_requests(run)
 
-    def after(ctx: LoadContext, summary: LoadSummary) -> None:
-        served["after"] = _target_requests(ctx)
+    def after(run: LoadContext, summary: LoadSummary) -> None:
+        served["after"] = _target_requests(run)
 
     options = LoadOptions(users=6, spawn_rate=6, duration_s=15, workers=2, out=tmp_path / "run",
                           think_min_s=0.2, think_max_s=0.6)
-    result = run_load(options, during=[scrape], prepare=[before], finish=[after])
+    with events.load_running.listening(scrape), events.load_starting.listening(before), \
+            events.load_finished.listening(after):
+        result = run_load(options)
     run_dir = result.run_dir
     rows = {(r["Type"], r["Name"]) for r in csv.DictReader((run_dir / "locust_stats.csv").open())}
     assert {("T3", "ask"), ("T4", "ask"), ("T5", "ask")} <= rows
@@ -96,19 +100,22 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
 
 
 def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> None:
-    def slow_model(ctx: LoadContext) -> None:
-        ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 2500})
+    def slow_model(run: LoadContext) -> None:
+        run.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 2500})
 
-    def run(name: str, hooks: list) -> LoadSummary:  # type: ignore[type-arg]
+    def load(name: str, hooks: list) -> LoadSummary:  # type: ignore[type-arg]
         # 8 users keep up with 3 arrivals/s at the normal pace; with each model call 2.5 s slower they cannot.
         options = LoadOptions(users=8, spawn_rate=8, duration_s=10, arrival="poisson", rate_per_s=3, seed=7,
                               out=tmp_path / name, fetch_detail=False)
-        summary = run_load(options, during=hooks).summary
+        with contextlib.ExitStack() as stack:
+            for hook in hooks:
+                stack.enter_context(events.load_running.listening(hook))
+            summary = run_load(options).summary
         assert summary is not None
         return summary
 
-    fast = run("fast", [])
-    slow = run("slow", [slow_model])
+    fast = load("fast", [])
+    slow = load("slow", [slow_model])
     assert fast.send_lag.count > 0 and slow.send_lag.count > 0
     assert slow.send_lag.p50 is not None and fast.send_lag.p50 is not None
     assert slow.send_lag.p50 > 300, slow.send_lag

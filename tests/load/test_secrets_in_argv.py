@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rig import events
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
 
@@ -39,19 +40,20 @@ def test_no_child_of_a_load_run_carries_a_secret_in_its_command_line(tmp_path: P
     seen: dict[int, str] = {}
     secrets: list[str] = []
 
-    def scan(ctx: LoadContext) -> None:
-        target = ctx.target
+    def scan(run: LoadContext) -> None:
+        target = run.target
         assert target is not None and target.chaos_token
-        secrets.extend([target.chaos_token, *ctx.passwords.values()])
-        while not ctx.stopped.wait(0.5):  # several looks while the run goes on: workers start after the master
+        secrets.extend([target.chaos_token, *run.passwords.values()])
+        while not run.stopped.wait(0.5):  # several looks while the run goes on: workers start after the master
             for pid in _descendants(os.getpid()):
                 try:
                     seen[pid] = (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")).decode(errors="replace")
                 except OSError:
                     continue
 
-    run_load(LoadOptions(users=2, spawn_rate=2, duration_s=6, workers=2, out=tmp_path / "run",
-                         think_min_s=0.2, think_max_s=0.5), during=[scan])
+    with events.load_running.listening(scan):
+        run_load(LoadOptions(users=2, spawn_rate=2, duration_s=6, workers=2, out=tmp_path / "run",
+                             think_min_s=0.2, think_max_s=0.5))
     assert len(secrets) >= 3 and all(len(s) >= 8 for s in secrets)
     names = " ".join(seen.values())
     assert "workbench" in names and "locust" in names and "--worker" in names, names[:2000]

@@ -45,7 +45,8 @@ def _target(data: dict, tmp: Path) -> TargetSession:  # type: ignore[type-arg]
                         project_a="p", project_isolated="p2", project_b_shared="p3", project_b_private="p4", docs={},
                         isolated={}, b_shared_doc="d", b_private_doc="d2", ingest=[])
     auth = Auth(token="t", user_id="u", username="a")
-    return TargetSession(adapter=WorkbenchAdapter("http://replay.invalid", transport=Replay(data)),
+    return TargetSession(adapter=WorkbenchAdapter("http://replay.invalid", transport=Replay(data)), adapter_spec="test",
+                         usernames={},
                          auth={"a": auth, "b": auth}, passwords={}, setup=setup, caps=Capabilities(), embedded=None,
                          receiver=OtlpReceiver())
 

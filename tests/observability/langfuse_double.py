@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from rig import events
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
 
 A = "langfuse.observation."
@@ -62,7 +63,7 @@ class LangfuseDouble:
 
     def __post_init__(self) -> None:
         self.receiver = OtlpReceiver(get_handler=self._get)
-        self.receiver.sinks.append(self._on_span)
+        events.span_received.add_listener(self._on_span)
 
     @property
     def host(self) -> str:
@@ -78,8 +79,12 @@ class LangfuseDouble:
 
     def stop(self) -> None:
         self.receiver.stop()
+        if self._on_span in events.span_received.listeners:
+            events.span_received.remove_listener(self._on_span)
 
-    def _on_span(self, span: ReceivedSpan) -> None:
+    def _on_span(self, receiver: OtlpReceiver, span: ReceivedSpan) -> None:
+        if receiver is not self.receiver:
+            return
         if span.path == "/api/public/otel/v1/traces":
             self._arrived[span.trace_id] = time.monotonic()
 

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from chaos.load_hook import ChaosLoad
+from rig import events
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
@@ -57,11 +57,10 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
         schedule = tmp_path / "chaos.yaml"
         schedule.write_text("title: a long harmless window\nmethod:\n  - {name: slow-summaries, at: 1s, duration: 45s,"
                             " fault: {via: target, point: summarize, mode: delay, delay_ms: 1}}\n")
-        chaos = ChaosLoad(schedule, metrics_port=chaos_port)
         seen: dict[str, Any] = {}
 
-        def observe(ctx: LoadContext) -> None:
-            target = urlparse(ctx.adapter.base_url).netloc
+        def observe(run: LoadContext) -> None:
+            target = urlparse(run.adapter.base_url).netloc
             prom = LocalPrometheus(tmp_path / "prom", {"rig": [f"127.0.0.1:{metrics_port}"], "workbench": [target],
                                                        "rig-chaos": [f"127.0.0.1:{chaos_port}"],
                                                        "pushgateway": [urlparse(pgw.url).netloc]})
@@ -70,9 +69,9 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
                 # A fault counter must be scraped before and after it rises for increase() to see it, as in
                 # a real chaos window: one fault, seen by Prometheus, then the rest.
                 fired = "workbench_chaos_faults_fired_total"
-                ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "error", "times": 1})
+                run.adapter.chaos("POST", "faults", {"point": "llm", "mode": "error", "times": 1})
                 assert wait_until(lambda: bool(prom.query(fired)), 20.0, interval_s=0.5), "fault counter never scraped"
-                ctx.adapter.chaos("POST", "faults", {"point": "llm", "mode": "error", "times": 3})
+                run.adapter.chaos("POST", "faults", {"point": "llm", "mode": "error", "times": 3})
 
                 def all_have_data() -> bool:
                     for name, expr in queries.items():
@@ -86,8 +85,9 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
             finally:
                 prom.stop()
 
-        run_load(LoadOptions(users=6, spawn_rate=6, duration_s=50, arrival="poisson", rate_per_s=3, seed=3,
-                             out=tmp_path / "load", metrics_port=metrics_port, think_min_s=0.2, think_max_s=0.5),
-                 during=[observe, chaos.during], prepare=[chaos.prepare], finish=[chaos.finish])
+        with events.load_running.listening(observe):
+            run_load(LoadOptions(users=6, spawn_rate=6, duration_s=50, arrival="poisson", rate_per_s=3, seed=3,
+                                 out=tmp_path / "load", metrics_port=metrics_port, think_min_s=0.2, think_max_s=0.5,
+                                 chaos=schedule, chaos_metrics_port=chaos_port))
     assert "_errors" in seen, "the observer never finished"
     assert not seen["_errors"], f"panels without data: {json.dumps(seen['_errors'], indent=1)}"

@@ -68,3 +68,33 @@ def test_the_load_users_knobs_are_the_documented_class_attributes() -> None:
                     "    assert getattr(PatientResearcher, name) != getattr(ResearcherUser, name), name\n")
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_example_hook_uses_the_public_face_alone() -> None:
+    code = _example("# acme_hooks.py")
+    imports = [line for line in code.splitlines() if line.startswith("from rig")]
+    import rig
+
+    names = {n.strip() for line in imports for n in line.removeprefix("from rig import ").split(",")}
+    assert imports and names <= set(rig.__all__)
+
+
+def test_the_example_hook_sees_what_the_gate_decides(tmp_path: Path) -> None:
+    """With a seeded defect case 3 fails; the hook's lines hold the same FAIL items and verdict as results.json."""
+    (tmp_path / "acme_hooks.py").write_text(_example("# acme_hooks.py"), encoding="utf-8")
+    script = (f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+              "from pathlib import Path\n"
+              "import acme_hooks\n"
+              "from rig import GateOptions, run_gate\n"
+              f"run_gate(GateOptions(cases=[3], defects=['cross_user_file'], out=Path({str(tmp_path / 'gate')!r})))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [json.loads(line) for line in (tmp_path / "acme-hooks.jsonl").read_text(encoding="utf-8").splitlines()]
+    results = json.loads((tmp_path / "gate" / "results.json").read_text(encoding="utf-8"))
+    [three] = results["cases"]
+    fails = sorted(i["name"] for i in three["items"] if i["verdict"] == "FAIL")
+    assert three["verdict"] == "FAIL" and fails, three
+    assert sorted(line["fail"] for line in lines if "fail" in line) == fails
+    [end] = [line for line in lines if "verdict" in line]
+    assert end["case"] == 3 and end["verdict"] == "FAIL"
+    assert end["slowest"] and end["slowest"].split()[0] in ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -21,7 +21,8 @@ def _ctx(tmp_path: Path, caps: Capabilities) -> RecordingContext:
                         project_a="p", project_isolated="i", project_b_shared="s", project_b_private="q", docs={},
                         isolated={}, b_shared_doc="d", b_private_doc="e", ingest=[])
     auth = Auth(token="t", user_id="u", username="a")
-    target = TargetSession(adapter=WorkbenchAdapter("http://127.0.0.1:9"), auth={"a": auth, "b": auth}, passwords={},
+    target = TargetSession(adapter=WorkbenchAdapter("http://127.0.0.1:9"), adapter_spec="test", usernames={},
+                           auth={"a": auth, "b": auth}, passwords={},
                            setup=setup, caps=caps, embedded=None, receiver=OtlpReceiver())
     span = noop_tracer().case_span(1, "可靠性-01-1", [], 1).__enter__()
     return RecordingContext(1, 1, EvidenceStore(tmp_path / "e.sqlite3"), target, tracer=noop_tracer(), span=span)
