@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rig.adapters.http.spec import HttpSpec
 from rig.errors import ConfigError
+from rig.measure.sse import MAX_EVENT_BYTES
 from rig.yamlfile import load_yaml_model
 
 HTTP_ADAPTER = "rig.adapters.http:HttpAdapter"
@@ -74,6 +75,14 @@ class ModelProxyConfig(_Strict):
         return (self.control or f"http://{self.listen}").rstrip("/")
 
 
+class AnswerBudget(_Strict):
+    """How long one answer may stream before the rig calls it never-ending (U, with the evidence): generous, so
+    only a target that does not stop reaches it."""
+
+    seconds: float = Field(900.0, gt=0)
+    events: int = Field(200_000, gt=0)
+
+
 class TargetConfig(_Strict):
     url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"
@@ -86,6 +95,8 @@ class TargetConfig(_Strict):
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
     otlp_listen: str | None = None  # HOST:PORT where the gate receives spans; the target's OTLP exporter sends there
     http: HttpSpec | None = None  # a target described here instead of by an adapter class (rig.adapters.http)
+    max_event_bytes: int = Field(MAX_EVENT_BYTES, gt=0)  # one streamed event or line past this: a protocol error
+    answer_budget: AnswerBudget = Field(default_factory=AnswerBudget)  # an answer streaming past it: "never ended"
 
     @model_validator(mode="after")
     def _http_adapter(self) -> TargetConfig:

@@ -11,7 +11,8 @@
         ├── TargetUnreachable     no connection (refused, DNS, timeout)
         ├── TargetHTTPError       the target answered with a non-2xx status
         ├── TargetProtocolError   the target answered something the protocol does not allow
-        └── TargetStalled         no progress seen before a deadline: slow or hung, the rig cannot tell
+        ├── TargetStalled         no progress seen before a deadline: slow or hung, the rig cannot tell
+        └── AnswerNeverEnded      a run's stream went on past the answer budget without its end
 """
 
 from __future__ import annotations
@@ -119,3 +120,16 @@ class TargetStalled(TargetError):
                          fix="a slow machine or target: raise the wait, or check the target's logs for a hang")
         self.what = what
         self.waited_s = waited_s
+
+
+class AnswerNeverEnded(TargetError):
+    """A run kept streaming past the answer budget (events or seconds) without an end: the case is U, with the
+    events read so far as evidence."""
+
+    def __init__(self, run_id: str, events: int, seconds: float, budget: str) -> None:
+        super().__init__(f"run {run_id}: the answer never ended ({events} events in {seconds:.0f} s; budget {budget})",
+                         fix="a target that streams without end; if its answers are really this long, raise "
+                             "target.answer_budget in rig.yaml")
+        self.run_id = run_id
+        self.events = events
+        self.seconds = seconds

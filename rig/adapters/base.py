@@ -51,7 +51,7 @@ from rig.errors import (
     TargetStalled,
     TargetUnreachable,
 )
-from rig.measure.sse import RawEvent, read_events
+from rig.measure.sse import MAX_EVENT_BYTES, RawEvent, read_events
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,7 @@ class Adapter(ABC):
     """
 
     base_url: str
+    max_event_bytes: int = MAX_EVENT_BYTES  # one streamed event (or line) past this is StreamTooLarge
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every `ask` and `regenerate` a subclass defines is stamped on the rig's clock by the base class."""
@@ -195,7 +196,8 @@ class Adapter(ABC):
                 if reply.status_code >= 400:
                     raise self.http_error("GET", path, Reply(reply.status_code, reply.headers, reply.read(),
                                                              reply.reason))
-                yield from read_events(reply.chunks())
+                yield from read_events(reply.chunks(), max_event_bytes=self.max_event_bytes,
+                                       max_line_bytes=self.max_event_bytes)
         except TransportError as exc:
             raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -21,6 +22,24 @@ def fail(error: RigError, code: int = 2) -> typer.Exit:
     if error.fix:
         err_console.print(f"[yellow]fix:[/] {error.fix}")
     return typer.Exit(code)
+
+
+def option_error(exc: ValidationError, flags: dict[str, str]) -> RigError:
+    """A model's validation error as the options the user typed: `--users must be at least 1 (got 0)`."""
+    lines = []
+    for err in exc.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        flag = flags.get(field, f"--{field.replace('_', '-')}" if field else "options")
+        ctx = err.get("ctx") or {}
+        said = {"greater_than_equal": f"must be at least {ctx.get('ge')}",
+                "greater_than": f"must be more than {ctx.get('gt')}",
+                "less_than_equal": f"must be at most {ctx.get('le')}",
+                "less_than": f"must be less than {ctx.get('lt')}",
+                "literal_error": f"must be one of {ctx.get('expected')}"}.get(err["type"])
+        message = said or str(err["msg"]).removeprefix("Value error, ")
+        shown = f" (got {err['input']!r})" if said and not isinstance(err.get("input"), dict) else ""
+        lines.append(message if message.startswith("--") else f"{flag} {message}{shown}")
+    return RigError("; ".join(lines), fix="see the command's --help")
 
 
 @contextmanager

@@ -22,15 +22,23 @@ VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "U": "yellow", "BLOCKED": "mage
 
 
 def _ids(text: str | None) -> list[int] | None:
-    if not text:
+    """`1-5,20,27` → [1, 2, 3, 4, 5, 20, 27]; anything else is a usage error (exit 2) saying which part."""
+    if text is None:
         return None
     out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out.extend(range(int(a), int(b) + 1))
-        elif part.strip():
-            out.append(int(part))
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise typer.BadParameter("no case given (for example 1-5,20)", param_hint="--cases")
+    for part in parts:
+        if not part:
+            continue
+        lo, dash, hi = part.partition("-")
+        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+            raise typer.BadParameter(f"{part!r} is not a case number or a range such as 1-5", param_hint="--cases")
+        a, b = int(lo), int(hi) if dash else int(lo)
+        if b < a:
+            raise typer.BadParameter(f"the range {part} runs backwards (write {b}-{a})", param_hint="--cases")
+        out.extend(range(a, b + 1))
     return out
 
 

@@ -6,14 +6,19 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, fail, option_error
 from rig.errors import RigError
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
+from rig.policy import load_policy
 from rig.report.load_section import error_headline, replay_line
+
+FLAGS = {"duration_s": "--duration", "rate_per_s": "--rate", "think_min_s": "--think", "think_max_s": "--think",
+         "master_bind": "--master-bind-host"}  # LoadOptions fields whose option has another name
 
 
 def load(
@@ -73,18 +78,26 @@ def load(
 
     lo, _, hi = think.partition("-")
     try:
+        think_s = (float(lo), float(hi or lo))
+    except ValueError:
+        raise fail(RigError(f"--think {think!r} is not seconds or a range of seconds", fix="for example --think 1-3")
+                   ) from None
+    try:
         options = LoadOptions(users=users, spawn_rate=spawn_rate, duration_s=duration, arrival=arrival,
                               rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
                               master_port=master_port, master_bind=master_bind_host, worker_only=worker_only,
                               target=target, config=config, out=out,
                               policy=policy, pushgateway=pushgateway, metrics_port=metrics_port, seed=seed,
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
-                              think_min_s=float(lo), think_max_s=float(hi or lo), ingest_users=ingest_users,
+                              think_min_s=think_s[0], think_max_s=think_s[1], ingest_users=ingest_users,
                               browsers=browsers, chaos=chaos, chaos_metrics_port=chaos_metrics_port, baseline=baseline,
                               replay=replay, speed=speed, window=window, max_sessions=max_sessions, anonymise=anonymise)
-    except ValueError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        raise fail(option_error(exc, FLAGS)) from None
+    try:
+        load_policy(options.policy)  # a policy that cannot be read, or a threshold key the rig does not measure
+    except RigError as exc:
+        raise fail(exc) from None
 
     with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console) as bar:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import platform
 import sys
+from importlib import metadata
+from typing import Annotated
 
 import typer
 
@@ -26,6 +29,27 @@ app = typer.Typer(
          "Without --target every command runs against the embedded reference workbench on loopback.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            found = metadata.version("rig")
+        except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+            found = "unknown (not installed: pip install -e .)"
+        typer.echo(f"rig {found} (Python {platform.python_version()})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the rig's version and exit.")] = False) -> None:
+    """A load and reliability test rig for LLM literature assistants.
+
+    Without --target every command runs against the embedded reference workbench on loopback.
+    """
+
+
 app.add_typer(fixtures_cmd.app, name="fixtures")
 app.command("demo")(demo_cmd.demo)
 app.command("ask")(ask_cmd.ask)

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from rig.adapters.models import protocol_violation
 from rig.catalog.models import EvalSet
-from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError, TargetStalled, TargetUnreachable
+from rig.errors import (
+    AnswerNeverEnded,
+    CapabilityMissing,
+    RigError,
+    TargetHTTPError,
+    TargetProtocolError,
+    TargetStalled,
+    TargetUnreachable,
+)
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.gate.browser_kit import browser_steps
@@ -121,6 +129,8 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
         ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
         if not target.adapter.ready():
             outcome.target_down = f"target unreachable since case {spec.case_id}: {exc.cause}"
+    except AnswerNeverEnded as exc:  # the stream so far is in the evidence (rig.target.runs)
+        ctx.item("target", Verdict.U, f"answer never ended: {exc.message}")
     except TargetStalled as exc:
         ctx.evidence("error", f"deadline in case {spec.case_id}", {"error": str(exc)})
         ctx.item("target", Verdict.U, f"a deadline the rig cannot tell from a hang: {exc.message}")

@@ -6,16 +6,16 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 
 def parse_duration(text: str | float) -> float:
     """`60s`, `2m`, `90` → seconds."""
     if isinstance(text, (int, float)):
         return float(text)
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|m|h)?\s*", text)
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s|m|h)?\s*", text)
     if not m:
-        raise ValueError(f"duration {text!r} is not like 60s, 2m or 90")
+        raise ValueError(f"{text!r} is not a duration like 60s, 2m or 90")
     value = float(m.group(1))
     return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
 
@@ -72,6 +72,13 @@ class LoadOptions(BaseModel):
     @classmethod
     def _duration(cls, v: object) -> object:
         return parse_duration(v) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _think(self) -> LoadOptions:
+        if self.think_min_s < 0 or self.think_max_s < self.think_min_s:
+            raise ValueError(f"--think {self.think_min_s:g}-{self.think_max_s:g} is not a range of seconds from low "
+                             "to high (for example 1-3)")
+        return self
 
     @field_validator("rate_per_s", mode="before")
     @classmethod

@@ -3,6 +3,9 @@
 It takes chunks of any size (a socket read, a line, one event block) so it serves every transport: the
 adapters' httpx streams and Locust's gevent sockets alike. An event's receive time is the moment the
 chunk that completed it arrived, on the rig's one monotonic clock (`rig.clock.now_ns`).
+
+It is linear in its input and bounded: a line with no end past `max_line_bytes`, or one event whose data passes
+`max_event_bytes`, is the target's protocol error (`StreamTooLarge`), carrying only a sample of what came.
 """
 
 from __future__ import annotations
@@ -12,6 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig.clock import now_ns
+from rig.errors import TargetProtocolError
+
+MAX_EVENT_BYTES = 8 * 2**20  # one event's data, every line of it together
+MAX_LINE_BYTES = 8 * 2**20  # bytes with no line end
+SAMPLE_BYTES = 512  # what the error keeps of an oversized event or line
+
+
+class StreamTooLarge(TargetProtocolError):
+    """An event or a line of the stream passed the reader's cap: the protocol error of a target that streams
+    without bound. `exchange` holds the cap, the size reached and a sample, never the whole."""
+
+    def __init__(self, what: str, cap: int, size: int, sample: bytes) -> None:
+        super().__init__(f"{what} passed {cap:,} bytes ({size:,} read) without an end",
+                         exchange={"cap_bytes": cap, "read_bytes": size,
+                                   "sample": sample[:SAMPLE_BYTES].decode("utf-8", "replace")})
 
 
 @dataclass(slots=True)
@@ -26,30 +44,80 @@ class RawEvent:
     parsed: Any = None
 
 
+class LineSplitter:
+    """Bytes in, whole lines out (without their `\\n`), linear in the input; a line past `max_bytes` raises."""
+
+    __slots__ = ("_pending", "_size", "max_bytes", "what")
+
+    def __init__(self, max_bytes: int = MAX_LINE_BYTES, what: str = "a stream line") -> None:
+        self._pending: list[bytes] = []
+        self._size = 0
+        self.max_bytes = max_bytes
+        self.what = what
+
+    @property
+    def holding(self) -> bool:
+        """Whether part of a line waits for its end."""
+        return bool(self._pending)
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines `chunk` completed; the rest waits, counted against the cap."""
+        if b"\n" not in chunk:
+            self._hold(chunk)
+            return []
+        lines = chunk.split(b"\n")
+        last = lines.pop()
+        if self._pending:
+            lines[0] = b"".join(self._pending) + lines[0]
+            self._pending, self._size = [], 0
+        if len(lines[0]) > self.max_bytes:
+            raise StreamTooLarge(self.what, self.max_bytes, len(lines[0]), lines[0])
+        for line in lines[1:]:
+            if len(line) > self.max_bytes:
+                raise StreamTooLarge(self.what, self.max_bytes, len(line), line)
+        self._hold(last)
+        return lines
+
+    def rest(self) -> bytes:
+        """What came after the last line end (at the stream's end)."""
+        rest = b"".join(self._pending)
+        self._pending, self._size = [], 0
+        return rest
+
+    def _hold(self, piece: bytes) -> None:
+        if not piece:
+            return
+        self._pending.append(piece)
+        self._size += len(piece)
+        if self._size > self.max_bytes:
+            raise StreamTooLarge(self.what, self.max_bytes, self._size, self._pending[0])
+
+
 class SseParser:
     """Incremental parser: `feed(chunk, recv_ns)` returns the events the chunk completed."""
 
-    __slots__ = ("_buffer", "_name", "_id", "_data", "_dirty", "last_id")
+    __slots__ = ("_lines", "_name", "_id", "_data", "_size", "_dirty", "last_id", "max_event_bytes")
 
-    def __init__(self) -> None:
-        self._buffer = b""
+    def __init__(self, *, max_event_bytes: int = MAX_EVENT_BYTES, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self._lines = LineSplitter(max_line_bytes, "an event-stream line")
         self._name = "message"
         self._id: str | None = None
         self._data: list[str] = []
+        self._size = 0
         self._dirty = False
         self.last_id: str | None = None
+        self.max_event_bytes = max_event_bytes
 
     def feed(self, chunk: bytes, recv_ns: int | None = None) -> list[RawEvent]:
         """Parse `chunk`; a partial line waits for the next chunk."""
         if not chunk:
             return []
         stamp = now_ns() if recv_ns is None else recv_ns
-        if not self._buffer and not self._dirty and chunk.endswith(b"\n\n") and b"\r" not in chunk:
+        if not self._lines.holding and not self._dirty and chunk.endswith(b"\n\n") and b"\r" not in chunk \
+                and len(chunk) <= self.max_event_bytes:
             return self._blocks(chunk, stamp)  # whole event blocks, as a block-reading transport hands them
-        lines = (self._buffer + chunk).split(b"\n")
-        self._buffer = lines.pop()
         out: list[RawEvent] = []
-        for raw in lines:
+        for raw in self._lines.feed(chunk):
             event = self._line(raw[:-1] if raw.endswith(b"\r") else raw, stamp)
             if event is not None:
                 out.append(event)
@@ -88,7 +156,7 @@ class SseParser:
             event = RawEvent(self._name, self._id, "\n".join(self._data), stamp)
             if self._id is not None:
                 self.last_id = self._id
-            self._name, self._id, self._data, self._dirty = "message", None, [], False
+            self._name, self._id, self._data, self._size, self._dirty = "message", None, [], 0, False
             return event
         if raw[:1] == b":":
             return None  # a comment (keep-alive)
@@ -96,6 +164,10 @@ class SseParser:
         if value[:1] == " ":
             value = value[1:]
         if name == "data":
+            self._size += len(raw)
+            if self._size > self.max_event_bytes:
+                raise StreamTooLarge("one event's data", self.max_event_bytes, self._size,
+                                     ("\n".join(self._data[:1]) or value).encode())
             self._data.append(value)
         elif name == "event":
             self._name = value
@@ -107,9 +179,10 @@ class SseParser:
         return None
 
 
-def read_events(chunks: Iterable[bytes]) -> Iterator[RawEvent]:
+def read_events(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES,
+                max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawEvent]:
     """Events from a stream of byte chunks, each stamped with the arrival of the chunk that completed it."""
-    parser = SseParser()
+    parser = SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_line_bytes)
     for chunk in chunks:
         stamp = now_ns()
         yield from parser.feed(chunk, stamp)

@@ -19,8 +19,11 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from rig.measure.tcodes import is_tcode
+
 OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
                                                   ">=": operator.ge, "==": operator.eq}
+METRICS = ("error_rate", "send_lag", "recovery_s", "throughput")  # what a threshold may read besides T-codes
 STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
 _OP = r"(?P<op><=|>=|<|>|==)"
 _AMOUNT = r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?"
@@ -60,6 +63,9 @@ class Threshold(BaseModel):
         if not m:
             raise ValueError(f"threshold {text!r} is not of the form 'T4.p95 < 3s' or 'error_rate < 1%'")
         metric = m.group("metric")
+        if not (is_tcode(metric) or metric in METRICS):
+            raise ValueError(f"threshold {text!r}: the rig measures no {metric!r} (T1–T13, "
+                             f"{', '.join(METRICS)})")
         stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag", metric) else None)
         return cls(text=text, metric=metric, stat=stat, op=m.group("op"), value=amount(m.group("value"), m.group("unit")),
                    at_users=int(m.group("at")) if m.group("at") else None)

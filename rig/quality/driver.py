@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.catalog.models import EvalSet, QualityTurn
-from rig.errors import CapabilityMissing, RigError, TargetProtocolError, TargetUnreachable
+from rig.errors import AnswerNeverEnded, CapabilityMissing, RigError, TargetProtocolError, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.quality.context import QualityContext
@@ -78,6 +78,9 @@ class CaseDriver:
                 if not self.target.adapter.ready():
                     self.target_down = f"target unreachable since {turn.record_id}: {exc.cause}"
                 stop = f"turn {turn.turn} lost the target"
+            except AnswerNeverEnded as exc:  # the stream so far is in the evidence (rig.target.runs)
+                ctx.item("target", Verdict.U, f"answer never ended: {exc.message}")
+                stop = f"turn {turn.turn}'s answer never ended"
             except TargetProtocolError as exc:  # an answer its adapter's rules cannot read: the target's FAIL
                 eid = ctx.evidence("exchange", f"protocol violation in {exc.operation or 'an answer'}",
                                    {"error": str(exc), "operation": exc.operation, "exchange": exc.exchange})

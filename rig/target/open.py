@@ -52,8 +52,11 @@ def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transp
     if token:
         redactor.add(token)
     wait_ready(config.target.url, timeout_s, path=config.target.ready_path)
-    return load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token, transport=transport,
-                                                             options=config.target.adapter_options())
+    adapter = load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token,
+                                                                transport=transport,
+                                                                options=config.target.adapter_options())
+    adapter.max_event_bytes = config.target.max_event_bytes
+    return adapter
 
 
 def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, accounts: dict[str, str],
@@ -87,7 +90,7 @@ def connect(config: RigConfig | None, data_dir: Path, redactor: Redactor, *, acc
     return Connection(adapter, t.adapter, {key: a.username for key, a in config.accounts.items()}, passwords,
                       restarter=restarter_for(t), models=config.models,
                       slots_metric=t.slots_metric or adapter.capabilities().slots_metric, ready_path=t.ready_path,
-                      options=t.adapter_options(), model_proxy=proxy)
+                      options=t.adapter_options(), model_proxy=proxy, answer_budget=t.answer_budget)
 
 
 def stale_target(run_dir: Path, pid: int | None) -> None:

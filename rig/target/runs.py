@@ -4,6 +4,7 @@ under a `rig.run` span in the case's trace."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,8 +12,9 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from rig import events
-from rig.adapters.models import Auth, Event, Resumed, RunDetail, SessionOpened
+from rig.adapters.models import Auth, Event, Resumed, RunDetail, SessionOpened, TerminalEvent
 from rig.clock import now_ns
+from rig.errors import AnswerNeverEnded
 from rig.measure.derive import run_measures
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
@@ -70,7 +72,8 @@ class RunRecording(ItemRecording):
              end_code: TCode | None = None) -> RunTranscript:
         """Read the stream to its end, fetch the run record, and record both with the run's T-codes
         (`end_code` names the end time's code when it is not T5/T6, e.g. T9 for a resumed run)."""
-        for event in self.adapter.events(auth, run.run_id, last_event_id=run.events[-1].id if run.events else None):
+        stream = self.adapter.events(auth, run.run_id, last_event_id=run.events[-1].id if run.events else None)
+        for event in self._within_budget(run, stream):
             run.events.append(event)
             events.run_event.fire(run_id=run.run_id, event=event)
         run.end_ns = now_ns()
@@ -127,12 +130,33 @@ class RunRecording(ItemRecording):
     def stream_until(self, auth: Auth, run: RunTranscript, predicate: Any) -> Generator[Event, None, None]:
         """Read events into the transcript until `predicate(event)` holds; returns the open iterator."""
         stream = self.adapter.events(auth, run.run_id)
-        for event in stream:
+        for event in self._within_budget(run, stream):
             run.events.append(event)
             events.run_event.fire(run_id=run.run_id, event=event)
             if predicate(event):
                 return stream
         return stream
+
+    def _within_budget(self, run: RunTranscript, stream: Iterator[Event]) -> Iterator[Event]:
+        """`stream`'s events until the answer budget is spent without an end: then the stream is closed, what came
+        is kept as evidence, and AnswerNeverEnded makes the case U."""
+        budget = self.target.answer_budget
+        began, count = time.monotonic(), 0
+        for event in stream:
+            count += 1
+            spent = time.monotonic() - began
+            if (count > budget.events or spent > budget.seconds) and not isinstance(event, TerminalEvent):
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+                run.end_ns = now_ns()
+                self.evidence("run", f"run {run.run_id}: the answer never ended", {
+                    "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
+                    "events_read": count, "seconds": round(spent, 3),
+                    "budget": budget.model_dump(), "answer_head": run.answer[:2000],
+                    "last_events": [e.model_dump(mode="json") for e in run.events[-5:]]})
+                raise AnswerNeverEnded(run.run_id, count, spent, f"{budget.events} events, {budget.seconds:.0f} s")
+            yield event
 
     def run_detail(self, auth: Auth | None, run_id: str) -> RunDetail:
         detail = self.adapter.run(auth, run_id)

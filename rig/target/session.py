@@ -10,7 +10,7 @@ from typing import Any
 
 from rig.adapters import Adapter, Capabilities
 from rig.adapters.models import Auth
-from rig.config import ModelChoices
+from rig.config import AnswerBudget, ModelChoices
 from rig.errors import RigError, TargetHTTPError
 from rig.fixtures import CorpusManifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -35,6 +35,7 @@ class Connection:
     ready_path: str = "/readyz"
     options: dict[str, Any] = field(default_factory=dict)  # what adapters built elsewhere need (options, http)
     model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
+    answer_budget: AnswerBudget = field(default_factory=AnswerBudget)  # one answer's stream, at most
 
     def login(self, key: str) -> Auth:
         """Log account `key` in; a refusal is a RigError naming the account and where its password comes from."""

@@ -436,7 +436,7 @@ class HttpAdapter(Adapter):
         with the rig's own terminal event (`derived: client_disconnect`)."""
         assert self._sorter is not None
         self._reading[run_id] = cm
-        sorted_events = self._sorter.events(reply.chunks(), opts)
+        sorted_events = self._sorter.events(reply.chunks(), opts, max_event_bytes=self.max_event_bytes)
         try:
             while run_id not in self._disconnected:
                 try:

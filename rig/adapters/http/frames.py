@@ -10,7 +10,9 @@ token came, else `failed/empty_answer`, marked `derived: stream_end` so nobody t
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +26,7 @@ from rig.adapters.http.spec import EventRule, StreamSpec, compile_path
 from rig.adapters.models import Event, TokenEvent, make_event
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
-from rig.measure.sse import read_events
+from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, StreamTooLarge, read_events
 
 DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
 
@@ -49,46 +51,103 @@ def _loads(text: str | bytes) -> Any:
         return text if isinstance(text, str) else text.decode("utf-8", "replace")
 
 
-def sse_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
-    for raw in read_events(chunks):
+def sse_frames(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[Frame]:
+    for raw in read_events(chunks, max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes):
         yield Frame(raw.event, raw.id, _loads(raw.data) if raw.data else {}, raw.recv_ns)
 
 
-def ndjson_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
-    buffer = b""
+def ndjson_frames(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[Frame]:
+    """One JSON value a line; a line past `max_event_bytes` is `StreamTooLarge`."""
+    lines = LineSplitter(max_event_bytes, "an NDJSON line")
     for chunk in chunks:
         stamp = now_ns()
-        lines = (buffer + chunk).split(b"\n")
-        buffer = lines.pop()
-        for line in lines:
+        for line in lines.feed(chunk):
             if line.strip():
                 yield Frame(None, None, _loads(line), stamp)
-    if buffer.strip():
-        yield Frame(None, None, _loads(buffer), now_ns())
+    rest = lines.rest()
+    if rest.strip():
+        yield Frame(None, None, _loads(rest), now_ns())
 
 
-def json_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:
-    """Concatenated JSON values, or the items of one streamed top-level array (`[{…},{…}]`)."""
-    decoder = json.JSONDecoder()
-    buffer, opened = "", False
+_OUTSIDE = re.compile(r'["\[\]{}]')
+_INSIDE = re.compile(r'["\\]')
+
+
+class _ValueEnd:
+    """Finds where a JSON object, array or string that starts a buffer ends, reading each byte once across calls
+    (the buffer only grows at its end until the value is cut off)."""
+
+    __slots__ = ("pos", "depth", "in_string")
+
+    def __init__(self) -> None:
+        self.pos, self.depth, self.in_string = 0, 0, False
+
+    def find(self, text: str) -> int | None:
+        """The index just past the value, or None while it is incomplete."""
+        i = self.pos
+        while True:
+            m = (_INSIDE if self.in_string else _OUTSIDE).search(text, i)
+            if m is None:
+                self.pos = len(text)
+                return None
+            i = m.end()
+            ch = m.group()
+            if self.in_string:
+                if ch == "\\":
+                    if i >= len(text):  # the escaped character has not come yet: look again from the backslash
+                        self.pos = i - 1
+                        return None
+                    i += 1
+                    continue
+                self.in_string = False
+                if self.depth == 0:
+                    return self._done(i)
+            elif ch == '"':
+                self.in_string = True
+            elif ch in "[{":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 0:
+                    return self._done(i)
+
+    def _done(self, end: int) -> int:
+        self.pos, self.depth, self.in_string = 0, 0, False
+        return end
+
+
+def json_frames(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[Frame]:
+    """Concatenated JSON values, or the items of one streamed top-level array (`[{…},{…}]`); linear in the input,
+    and a value that passes `max_event_bytes` unfinished is `StreamTooLarge`."""
+    buffer, opened, scan = "", False, _ValueEnd()
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character split between chunks stays whole
     for chunk in chunks:
         stamp = now_ns()
-        buffer += chunk.decode("utf-8", "replace")
+        buffer += decode(chunk)
         while True:
-            buffer = buffer.lstrip(" \t\r\n,")
-            if not opened and buffer.startswith("["):
-                opened, buffer = True, buffer[1:]
-                continue
-            if opened and buffer.startswith("]"):
-                buffer = buffer[1:]
-                continue
+            if scan.pos == 0:  # between values: drop separators and the wrapping array's brackets
+                buffer = buffer.lstrip(" \t\r\n,")
+                if not opened and buffer.startswith("["):
+                    opened, buffer = True, buffer[1:]
+                    continue
+                if opened and buffer.startswith("]"):
+                    buffer = buffer[1:]
+                    continue
             if not buffer:
                 break
-            try:
-                value, end = decoder.raw_decode(buffer)
-            except json.JSONDecodeError:
+            if buffer[0] in '{["':
+                end = scan.find(buffer)
+            else:  # a bare number, true, false or null: short, decoded where it stands
+                try:
+                    end = json.JSONDecoder().raw_decode(buffer)[1]
+                except json.JSONDecodeError:
+                    end = None
+            if end is None:
+                if len(buffer) > max_event_bytes:
+                    raise StreamTooLarge("one JSON value of the stream", max_event_bytes, len(buffer),
+                                         buffer[:SAMPLE_BYTES].encode())
                 break  # incomplete: wait for more bytes
-            buffer = buffer[end:]
+            value, buffer = _loads(buffer[:end]), buffer[end:]
             yield Frame(None, None, value, stamp)
     if buffer.strip(" \t\r\n,]"):
         raise TargetProtocolError(f"the stream ended inside a JSON value: {buffer[:80]!r}")
@@ -130,12 +189,13 @@ class EventSorter:
             return rule, ctx
         return None
 
-    def events(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None) -> Generator[Event, None, None]:
+    def events(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None, *,
+               max_event_bytes: int = MAX_EVENT_BYTES) -> Generator[Event, None, None]:
         """The rig's events of one stream, each stamped when its frame arrived; stops after `done`/`error` (or, with
         `end: close`, at the stream's clean end). `opts` binds the rules' functions to the request's variables."""
         opts = opts or rule_options()
         answered = False
-        for frame in self._frames(chunks):
+        for frame in self._frames(chunks, max_event_bytes=max_event_bytes):
             found = self._match(frame, opts)
             if found is None:
                 continue

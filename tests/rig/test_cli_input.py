@@ -1,0 +1,48 @@
+"""Bad input on the command line exits 2 before anything starts, naming the option and the cause in the rig's
+own words, with no traceback; `rig --version` says what is installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rig(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rig.cli", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"})
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("gate", "--cases", "abc"), "'abc' is not a case number or a range"),
+    (("gate", "--cases", "3-"), "'3-' is not a case number or a range"),
+    (("gate", "--cases", "5-1"), "the range 5-1 runs backwards"),
+    (("gate", "--cases", " "), "no case given"),
+    (("gate", "--cases", "99"), "no such case(s): [99]"),
+    (("load", "--duration", "-5s"), "--duration '-5s' is not a duration"),
+    (("load", "--duration", "0"), "--duration must be more than 0"),
+    (("load", "--users", "0"), "--users must be at least 1 (got 0)"),
+    (("load", "--think", "3-1"), "--think 3-1 is not a range of seconds from low to high"),
+    (("load", "--think", "soon"), "--think 'soon' is not seconds"),
+    (("load", "--arrival", "bursty"), "--arrival must be one of"),
+    (("load", "--policy", "POLICY"), "the rig measures no 'T99'"),
+    (("gate", "--policy", "POLICY"), "the rig measures no 'T99'"),
+], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_bad_input_exits_2_naming_the_cause(args: tuple[str, ...], said: str, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("thresholds:\n  - T99.p95 < 3s\n", encoding="utf-8")
+    out = _rig(*[str(policy) if a == "POLICY" else a for a in args], cwd=tmp_path)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2, text
+    assert said in text, text
+    assert "Traceback" not in text
+    assert not (tmp_path / "reports").exists(), "nothing starts before the input is checked"
+
+
+def test_version() -> None:
+    out = _rig("--version")
+    assert out.returncode == 0 and out.stdout.startswith("rig ") and "Python 3." in out.stdout, out.stdout
