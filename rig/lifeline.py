@@ -3,8 +3,9 @@ pipe closes, every process the rig registered with `guard()` that is still alive
 
 A pipe closes when its writer dies for any reason — a normal exit, an exception, SIGTERM, or a SIGKILL that
 no handler sees — so an embedded workbench, Locust master and workers, proxies, a local Prometheus and browser
-workers never outlive the rig that started them. The watchdog runs in its own session (a Ctrl-C to the rig's
-terminal does not reach it), identifies each child by pid *and* start time (a reused pid is never signalled),
+workers never outlive the rig that started them. `spawn()` starts each of them in a session of its own, so a
+terminal's Ctrl-C reaches only the rig and never takes the target down under a case in flight. The watchdog
+runs in its own session too, identifies each child by pid *and* start time (a reused pid is never signalled),
 sends SIGTERM, and SIGKILL to whatever is left after a grace period.
 
     python -m rig.lifeline      # the watchdog; started by the first guard() of a process, never by hand
@@ -36,6 +37,13 @@ def start_time(pid: int) -> str | None:
     except OSError:
         return None
     return stat.rsplit(")", 1)[1].split()[19]
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Start a child of the rig in a session of its own, guarded: a Ctrl-C at the rig's terminal reaches only the
+    rig (which then ends its children in order, after their last spans and reports), and the child still ends with
+    the rig however the rig ends."""
+    return guard(subprocess.Popen(argv, start_new_session=True, **popen))
 
 
 def guard(proc: P) -> P:

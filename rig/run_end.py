@@ -36,11 +36,27 @@ def ended_reasons(manifest: RunManifest, store: EvidenceStore) -> list[str]:
     if manifest.ended_early:
         out.append(f"the run ended early (last evidence at {manifest.ended_early}); finished from its evidence by "
                    "rig report")
-    for key in ("setup_failed", "target_down", "stopped"):
+    for key in MARKERS:
         value = store.meta(key)
         if value:
             out.append(str(value))
     return out
+
+
+MARKERS = ("setup_failed", "target_down", "stopped")  # the store's notes of how an attempt ended
+
+
+def resuming(manifest: RunManifest, store: EvidenceStore, at: str) -> None:
+    """A resumed run is one attempt more: the last attempt's end (ended early, stopped, target down, setup failed)
+    moves into the store's `earlier_attempts`, so a resume that runs to its end decides as a whole run."""
+    ended = ended_reasons(manifest, store)
+    if ended:
+        store.set_meta("earlier_attempts", [*(store.meta("earlier_attempts") or []), {"ended": ended}])
+    for key in MARKERS:
+        if store.meta(key) is not None:
+            store.set_meta(key, None)
+    manifest.ended_early = None
+    manifest.resumed_at.append(at)
 
 
 @dataclass

@@ -58,6 +58,8 @@ class RunManifest(BaseModel):
     seeds: dict[str, Any] = Field(default_factory=dict)
     chaos_schedule: dict[str, Any] | None = None
     defects: list[str] = Field(default_factory=list)
+    cases: list[int] | None = None  # the gate's selected case ids (a resume runs the same ones)
+    repeat: int = 1  # the gate's repetitions of each case
     replay: dict[str, Any] | None = None  # `rig load --replay`: the trace's file, sha256, format, speed, window
     machine: dict[str, Any] = Field(default_factory=machine)
     started_at: str | None = None

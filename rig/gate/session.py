@@ -34,6 +34,7 @@ from rig.redact import Redactor
 from rig.report import build_report_data
 from rig.report.data import ReportData
 from rig.report.write import point_latest
+from rig.run_end import resuming
 from rig.rundir import release, run_directory
 from rig.runmanifest import DecisionInputs, RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -136,13 +137,17 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:
         manifest = read_manifest(run_dir)
-        manifest.resumed_at.append(now_iso())
+        resuming(manifest, store, now_iso())
         defects = manifest.defects
+        if options.cases is None and not options.modules and manifest.cases:  # the same run: its own selection
+            options = options.model_copy(update={"cases": manifest.cases, "repeat": manifest.repeat})
+            specs = select_cases(options)
     else:
         manifest = RunManifest(kind="gate", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                policy=policy.model_dump(mode="json"), defects=options.defects,
                                decision_inputs=DecisionInputs(load=str(options.load) if options.load else None,
-                                                              baseline=str(baseline) if baseline else None))
+                                                              baseline=str(baseline) if baseline else None),
+                               cases=[s.case_id for s in specs], repeat=options.repeat)
         defects = options.defects
     receiver = start_receiver(options.otlp_listen or (config.target.otlp_listen if config else None))
     stop_keeping = keep_spans(store, receiver)

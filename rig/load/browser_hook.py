@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rig.browser.session import BrowserPlan
-from rig.lifeline import guard
+from rig.lifeline import spawn
 
 if TYPE_CHECKING:
     from rig.load.session import LoadContext
@@ -27,8 +27,8 @@ def browser_hook(ctx: LoadContext) -> None:
     env = {**os.environ, "RIG_BROWSER_PLAN": plan.model_dump_json(), "RIG_BROWSER_PASSWORD": ctx.passwords[name]}
     log = ctx.run_dir / "browser-worker.log"
     with log.open("w", encoding="utf-8") as fh:
-        proc = guard(subprocess.Popen([sys.executable, "-m", "rig.browser.worker", str(ctx.store.path)], env=env,
-                                      stdout=subprocess.PIPE, stderr=fh, text=True))
+        proc = spawn([sys.executable, "-m", "rig.browser.worker", str(ctx.store.path)], env=env,
+                      stdout=subprocess.PIPE, stderr=fh, text=True)
         try:
             out, _ = proc.communicate(timeout=ctx.options.duration_s + 180)
         except subprocess.TimeoutExpired:

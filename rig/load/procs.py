@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.errors import ConfigError
-from rig.lifeline import guard
+from rig.lifeline import spawn
 from rig.load.workers import LEDGER_ENV
 from rig.plugins import locustfile_module
 from rig.ports import free_port
@@ -58,8 +58,8 @@ def _spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[
     if "--worker" in args:
         env = {**env, LEDGER_ENV: str(log.with_suffix(".ledger.jsonl"))}
     with log.open("ab") as out:
-        return guard(subprocess.Popen([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
-                                      stderr=subprocess.STDOUT, env=env))
+        return spawn([sys.executable, "-m", "locust", "-f", str(locustfile()), *args], stdout=out,
+                     stderr=subprocess.STDOUT, env=env)
 
 
 def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str = "", total_users: int,

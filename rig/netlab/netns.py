@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.errors import ConfigError, RigError
-from rig.lifeline import guard
+from rig.lifeline import spawn
 
 PREFIX = "rig-lab-"
 SUBNET = "10.77.0"
@@ -73,9 +73,8 @@ class Host:
         """Start a command on this host (its own process group, output to `log`), as a person would there."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
-            proc = guard(subprocess.Popen(["ip", "netns", "exec", self.netns, *argv], stdout=out,
-                                          stderr=subprocess.STDOUT, stdin=subprocess.PIPE if stdin else None,
-                                          env={**os.environ, **(env or {})}, start_new_session=True))
+            proc = spawn(["ip", "netns", "exec", self.netns, *argv], stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.PIPE if stdin else None, env={**os.environ, **(env or {})})
         if stdin is not None and proc.stdin is not None:
             proc.stdin.write(stdin)
             proc.stdin.close()

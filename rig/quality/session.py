@@ -34,7 +34,7 @@ from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
 from rig.results.quality import QualitySummary, TurnRecord
-from rig.run_end import Finished, ended_reasons, finishing
+from rig.run_end import Finished, ended_reasons, finishing, resuming
 from rig.rundir import release, run_directory
 from rig.runmanifest import RunManifest, read_manifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -94,7 +94,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:
         manifest = read_manifest(run_dir)
-        manifest.resumed_at.append(now_iso())
+        resuming(manifest, store, now_iso())
     else:
         manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                defects=options.defects)

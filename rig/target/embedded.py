@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rig.errors import TargetUnreachable
-from rig.lifeline import guard
+from rig.lifeline import spawn
 from rig.target.readiness import wait_ready
 
 
@@ -90,7 +90,7 @@ class EmbeddedWorkbench:
         env.pop("WORKBENCH_CHAOS_TOKEN", None)
         if self.chaos_token:  # through the environment: a command line is readable by every local user
             env["WORKBENCH_CHAOS_TOKEN"] = self.chaos_token
-        self.process = guard(subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env))
+        self.process = spawn(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + timeout_s
         while not port_file.exists():

@@ -20,7 +20,7 @@ import httpx
 
 from rig.config import ModelProxyConfig
 from rig.errors import ConfigError, RigError
-from rig.lifeline import guard
+from rig.lifeline import spawn
 from rig.target.readiness import wait_ready
 
 
@@ -51,7 +51,7 @@ class ModelProxy:
                "--listen", self.config.listen, "--record", str(self.record_path)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
-            self.process = guard(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+            self.process = spawn(cmd, stdout=log, stderr=subprocess.STDOUT)
 
         def alive() -> None:
             if self.process is not None and self.process.poll() is not None:

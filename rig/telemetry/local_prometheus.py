@@ -15,7 +15,7 @@ import httpx
 import yaml
 
 from rig.errors import RigError
-from rig.lifeline import guard
+from rig.lifeline import spawn
 from rig.ports import free_port
 from rig.waiting import wait_until
 
@@ -41,7 +41,7 @@ class LocalProcess:
             raise RigError(f"{self.binary} is not installed", fix=f"apt-get install -y {self.binary}")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = (self.data_dir / f"{self.binary}.log").open("wb")
-        self.proc = guard(subprocess.Popen([exe, *self.args()], stdout=log, stderr=subprocess.STDOUT))
+        self.proc = spawn([exe, *self.args()], stdout=log, stderr=subprocess.STDOUT)
         if not wait_until(self._ready, 30.0, interval_s=0.2):
             self.stop()
             raise RigError(f"{self.binary} did not become ready on {self.url}",

@@ -1,5 +1,6 @@
-"""The first SIGTERM lets the case in flight end and writes the reports ("undecided", exit 2); a second one
-stops at once, and `rig report` finishes what the store holds."""
+"""The first SIGTERM (or a terminal's Ctrl-C, which reaches only the rig) lets the case in flight end and writes the
+reports ("undecided", exit 2); a second one stops at once, and `rig report` finishes what the store holds;
+`--resume` completes the same selection of cases."""
 
 from __future__ import annotations
 
@@ -57,3 +58,31 @@ def test_a_second_sigterm_stops_at_once_and_rig_report_finishes_the_run(tmp_path
     results = json.loads((run_dir / "results.json").read_text())
     assert results["decision"] == "undecided" and len(results["cases"]) >= 2
     assert any("ended early" in r for r in results["reasons"]), results["reasons"]
+
+
+def test_ctrl_c_at_the_terminal_reaches_only_the_rig_and_resume_completes_the_run(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C goes to the rig's whole process group; the embedded workbench, in a session of its own,
+    keeps serving the case in flight, so no case ends U for a target the rig itself took down."""
+    run_dir = tmp_path / "run"
+    rig = subprocess.Popen([*RIG, "gate", "--cases", "1-5", "--out", str(run_dir)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"},
+                           start_new_session=True)
+    try:
+        assert wait_until(lambda: finished_rows(run_dir) >= 2, 180.0, interval_s=0.05)
+        os.killpg(rig.pid, signal.SIGINT)  # what the terminal does: every process of the foreground group
+        out, _ = rig.communicate(timeout=180)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode == 2, out[-3000:]
+    first = json.loads((run_dir / "results.json").read_text())
+    assert first["decision"] == "undecided" and 2 <= len(first["cases"]) <= 5
+    assert {c["verdict"] for c in first["cases"]} == {"PASS"}, [(c["case_id"], c["reason"]) for c in first["cases"]]
+    resumed = subprocess.run([*RIG, "gate", "--resume", str(run_dir)], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
+    final = json.loads((run_dir / "results.json").read_text())
+    assert final["decision"] == "pass" and len(final["cases"]) == 5
+    assert {c["case_id"]: c["verdict"] for c in final["cases"]} == {i: "PASS" for i in range(1, 6)}
+    again = subprocess.run([*RIG, "report", str(run_dir)], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert json.loads((run_dir / "results.json").read_text())["reasons"] == final["reasons"]
