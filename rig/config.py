@@ -90,6 +90,7 @@ class TargetConfig(_Strict):
     restart_cmd: str | None = None
     docker_container: str | None = None  # restarts (case 26, chaos) through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
+    ready_timeout: float = Field(8.0, gt=0)  # seconds the rig waits for ready_path before it gives up
     options: dict[str, Any] = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
     model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)

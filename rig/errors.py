@@ -79,11 +79,9 @@ class TargetError(RigError):
 class TargetUnreachable(TargetError):
     """The target could not be reached at all."""
 
-    def __init__(self, url: str, cause: str) -> None:
-        super().__init__(
-            f"target unreachable at {url}: {cause}",
-            fix="is it running? check the URL (rig gate --target URL) and that the port is open",
-        )
+    def __init__(self, url: str, cause: str, *, fix: str | None = None) -> None:
+        super().__init__(f"target unreachable at {url}: {cause}",
+                         fix=fix or "is it running? check the URL (--target URL) and that the port is open")
         self.url = url
         self.cause = cause
 

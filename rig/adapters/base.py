@@ -165,7 +165,10 @@ class Adapter(ABC):
             if events.exchange.has_listeners:
                 self.record(Exchange(method, path, None, json if json is not None else record_body, None, sent,
                                      now_ns(), account, error=str(exc)))
-            raise TargetUnreachable(self.base_url, str(exc)) from None
+            hung = "Timeout" in str(exc)  # it took the call and never answered: a hang, not a missing target
+            raise TargetUnreachable(self.base_url, f"{method} {path} ({name}) got no answer: {exc}",
+                                    fix="the target took the call and never answered: check its logs for a hang "
+                                        "(the adapter waits target.options.timeout_s)" if hung else None) from None
         if events.exchange.has_listeners:
             self.record(Exchange(method, path, reply.status_code, json if json is not None else record_body,
                                  reply_body(reply), sent, now_ns(), account))

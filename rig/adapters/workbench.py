@@ -81,7 +81,12 @@ class WorkbenchAdapter(Adapter):
     def login(self, username: str, password: str) -> Auth:
         data = self.json(None, "POST", f"{API}/auth/login", op="login",
                          json={"username": username, "password": password})
-        return Auth(token=data["token"], user_id=data["user_id"], username=username, expires_at=data.get("expires_at"))
+        try:
+            return Auth(token=data["token"], user_id=data["user_id"], username=username,
+                        expires_at=data.get("expires_at"))
+        except (KeyError, TypeError, ValueError):
+            raise TargetProtocolError(f"login answered {str(data)[:160]!r}: no token and user_id (API.md, POST "
+                                      "/api/auth/login)", operation="login") from None
 
     def logout(self, auth: Auth) -> None:
         self.request(auth, "POST", f"{API}/auth/logout", op="logout")

@@ -45,13 +45,12 @@ def start_embedded(data_dir: Path, redactor: Redactor, *, extra_args: Sequence[s
     return target
 
 
-def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transport | None = None,
-                     timeout_s: float = 8.0) -> Adapter:
+def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transport | None = None) -> Adapter:
     """The configured adapter for an external target, once its `ready_path` answers (fails fast when not)."""
     token = config.target.chaos_token()
     if token:
         redactor.add(token)
-    wait_ready(config.target.url, timeout_s, path=config.target.ready_path)
+    wait_ready(config.target.url, config.target.ready_timeout, path=config.target.ready_path)
     adapter = load_adapter_class(config.target.adapter).connect(config.target.url, chaos_token=token,
                                                                 transport=transport,
                                                                 options=config.target.adapter_options())

@@ -42,6 +42,10 @@ class Connection:
         try:
             return self.adapter.login(self.usernames[key], self.passwords[key])
         except TargetHTTPError as exc:
+            if exc.status >= 500:
+                raise RigError(f"login of account {key} ({self.usernames[key]}) failed: the target answered "
+                               f"{exc.status}" + (f": {exc.message}" if exc.message else "") + " (its own error, not "
+                               "a refused password)", fix="check the target's logs; it fails on login") from None
             raise RigError(f"login of account {key} ({self.usernames[key]}) refused: {exc.status}"
                            + (f" {exc.code}" if exc.code else "") + (f": {exc.message}" if exc.message else ""),
                            fix=f"check accounts.{key} in rig.yaml: the username, and the password in its "

@@ -87,7 +87,7 @@ def test_an_unreachable_target_exits_2_fast_with_the_cause(tmp_path: Path) -> No
                           env={**os.environ, "COLUMNS": "200"}, timeout=60)
     assert proc.returncode == 2, proc.stderr
     # fast = the readiness wait is bounded (8 s) and no case starts; the bound is in the message, not a stopwatch
-    assert "unreachable" in proc.stderr and "not ready after 8s" in proc.stderr and "fix:" in proc.stderr
+    assert "unreachable" in proc.stderr and "not ready after 8 s" in proc.stderr and "fix:" in proc.stderr
 
 
 def test_bad_invocations_explain_themselves(tmp_path: Path) -> None:
