@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import json
 import os
 from pathlib import Path
 
@@ -31,6 +32,11 @@ def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Pa
     if resume is not None:
         if not any((resume / m).exists() for m in marks):
             raise ConfigError(f"{resume} holds no {kind} run to resume", fix=f"pass the run directory of a {kind}")
+        found = written_kind(resume)
+        if found != kind and (found is not None or marks == STORE):  # a demo's own directory holds only parts
+            raise ConfigError(f"{resume} is " + (f"a {found} run, not a {kind}" if found else
+                                                 "not a run the rig wrote (no readable manifest.json)"),
+                              fix=f"--resume takes the directory of a {kind} run")
         hold(resume)
         return resume
     run_dir = out or new_run_name(kind, reports_root)
@@ -40,6 +46,15 @@ def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Pa
     run_dir.mkdir(parents=True, exist_ok=True)
     hold(run_dir)
     return run_dir
+
+
+def written_kind(run_dir: Path) -> str | None:
+    """The kind of run (`gate`, `load`, …) its manifest.json names; None where there is none to read."""
+    try:
+        kind = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(kind) if kind else None
 
 
 def hold(run_dir: Path) -> None:

@@ -134,9 +134,9 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         load_observed(options.load)  # so does a load run the thresholds cannot read
     run_dir = run_directory("gate", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
-    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:
         manifest = read_manifest(run_dir)
+        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
         resuming(manifest, store, now_iso())
         defects = manifest.defects
         if options.cases is None and not options.modules and manifest.cases:  # the same run: its own selection
@@ -148,6 +148,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
                                decision_inputs=DecisionInputs(load=str(options.load) if options.load else None,
                                                               baseline=str(baseline) if baseline else None),
                                cases=[s.case_id for s in specs], repeat=options.repeat)
+        write_manifest(run_dir, manifest)  # first, before any evidence: a run that fails at once still says what it is
+        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
         defects = options.defects
     receiver = start_receiver(options.otlp_listen or (config.target.otlp_listen if config else None))
     stop_keeping = keep_spans(store, receiver)

@@ -135,12 +135,13 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
                                     options.reports_root)
     run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
     redactor = Redactor()
-    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
                            policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
                            decision_inputs=DecisionInputs(baseline=str(baseline) if baseline else None),
                            chaos_schedule={"file": str(options.chaos)} if options.chaos else None,
                            defects=list(options.defects))
+    write_manifest(run_dir, manifest)  # first: a run that fails at once still says what it is
+    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     conn: Connection | None = None
     started: list[EmbeddedWorkbench] = []
     procs: LocustProcesses | None = None

@@ -91,13 +91,15 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     cases = plan_cases(eval_set, options.cases)
     run_dir = run_directory("quality", out=options.out, reports_root=options.reports_root, resume=options.resume)
     redactor = Redactor()
-    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     if options.resume:
         manifest = read_manifest(run_dir)
+        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
         resuming(manifest, store, now_iso())
     else:
         manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
                                defects=options.defects)
+        write_manifest(run_dir, manifest)  # first, before any evidence: a run that fails at once still says what it is
+        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
     receiver = OtlpReceiver().start()
     stop_keeping = keep_spans(store, receiver)
     tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,

@@ -3,6 +3,7 @@ own words, with no traceback; `rig --version` says what is installed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,32 @@ def test_bad_input_exits_2_naming_the_cause(args: tuple[str, ...], said: str, tm
 def test_version() -> None:
     out = _rig("--version")
     assert out.returncode == 0 and out.stdout.startswith("rig ") and "Python 3." in out.stdout, out.stdout
+
+
+def test_resume_refuses_a_run_of_another_kind_or_one_the_rig_did_not_write(tmp_path: Path) -> None:
+    load = tmp_path / "load"
+    load.mkdir()
+    (load / "manifest.json").write_text('{"kind": "load"}', encoding="utf-8")
+    (load / "evidence.sqlite3").write_bytes(b"")
+    out = _rig("gate", "--resume", str(load), cwd=tmp_path)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2 and "is a load run, not a gate" in text and "Traceback" not in text, text
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "evidence.sqlite3").write_bytes(b"")
+    out = _rig("quality", "--resume", str(stray), cwd=tmp_path)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2 and "not a run the rig wrote" in text and "Traceback" not in text, text
+    assert (load / "manifest.json").read_text() == '{"kind": "load"}', "a refused resume changes nothing"
+
+
+def test_a_run_that_fails_at_once_still_says_what_it_is(tmp_path: Path) -> None:
+    config = tmp_path / "rig.yaml"
+    config.write_text("target:\n  url: http://127.0.0.1:9\n  ready_timeout: 0.5\naccounts:\n"
+                      "  a: {username: a, password_env: RIG_TEST_PW}\n  b: {username: b, password_env: RIG_TEST_PW}\n",
+                      encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "rig.cli", "load", "--target", "http://127.0.0.1:9", "--config",
+                          str(config), "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "RIG_TEST_PW": "x", "COLUMNS": "200"})
+    assert out.returncode == 2 and "Traceback" not in out.stdout + out.stderr, out.stdout + out.stderr
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["kind"] == "load"
