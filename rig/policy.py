@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rig.measure.thresholds import BaselineRule, Threshold
+from rig.measure.thresholds import BaselineRule, Threshold, check
 from rig.verdict import Verdict
 from rig.yamlfile import load_yaml_model
 
@@ -89,13 +89,11 @@ def decide_gate(verdicts: list[CaseVerdict], policy: Policy, observed: dict[str,
                 undecided.append(f"case {v.case_id} BLOCKED and not allowed by the policy: {v.reason}")
         elif v.verdict in (Verdict.U, Verdict.NOT_RUN):
             undecided.append(f"case {v.case_id} {v.verdict.value}: {v.reason}")
-    for threshold in policy.thresholds:
-        key = threshold.key
-        value = (observed or {}).get(key)
-        if value is None:
-            undecided.append(f"threshold {threshold.text!r}: no measurement of {key}")
-        elif not threshold.holds(value):
-            fails.append(f"threshold {threshold.text!r} does not hold: observed {value:.4g}")
+    for c in check(policy.thresholds, observed or {}):
+        if c.holds is None:
+            undecided.append(f"threshold {c.text!r}: no measurement of {c.key}")
+        elif not c.holds:
+            fails.append(f"threshold {c.text!r} does not hold: observed {c.shown}")
     if fails:
         return Decision(decision="fail", reasons=fails + undecided)
     if undecided:

@@ -123,9 +123,15 @@ def load(
             console.print(replay_line(s))
         console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "
                       f"error ratio over the whole run {s.error_ratio:.2%}, send lag p99 {s.send_lag.p99 or 0:.1f} ms")
+    if s and s.thresholds:  # every threshold, held or not, as k6 lists them
+        checks = Table("", "threshold", "observed", title="thresholds")
+        for c in s.thresholds:
+            mark = "[green]✓[/]" if c.holds else "[red]✗[/]" if c.holds is False else "[yellow]?[/]"
+            checks.add_row(mark, c.text, c.shown)
+        console.print(checks)
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
     for w in s.chaos.windows if s and s.chaos else []:
         extra = f", interrupted {w.interrupted}, lost {w.lost}, ready {w.ready_s} s" if w.via == "restart" else ""
         console.print(f"chaos {w.step} ({w.fault}): {w.runs_in_flight} runs in flight, recovery {w.recovery_s} s{extra}")
-    console.print(f"reports: {result.run_dir}/report.html, load.json, locust_stats.csv")
+    console.print(f"reports: {result.run_dir}/report.html, load.json, junit.xml, locust_stats.csv")
     raise typer.Exit(result.decision.exit_code)

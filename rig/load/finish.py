@@ -1,6 +1,6 @@
-"""The load run's one decision and its outputs, for the live run and for `rig report` alike: load.json, the decision
-kept in the store, report.html and report.md, from the run's summary, its policy and baseline (the manifest), and
-how it ended (`rig.run_end`)."""
+"""The load run's one decision and its outputs, for the live run and for `rig report` alike: load.json (with every
+threshold checked), the decision kept in the store, junit.xml, report.html and report.md, from the run's summary,
+its policy and baseline (the manifest), and how it ended (`rig.run_end`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from typing import Any
 from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
 from rig.load.summary import load_summary
+from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.data import build_report_data
 from rig.report.html import html_report
+from rig.report.junit import load_junit
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
 from rig.results.chaos import ChaosAnalysis
@@ -27,8 +29,9 @@ from rig.runmanifest import RunManifest
 def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summary: LoadSummary) -> Decision:
     """Write load.json, decide, keep the decision in the store and write the reports (with the chaos analysis the
     summary holds, when a schedule ran)."""
-    (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     policy = Policy.model_validate(manifest.policy or {})
+    summary.thresholds = check(policy.thresholds, observed_for_policy(summary))
+    (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     decision = decide_load(summary, policy)
     ended = ended_reasons(manifest, store)
     if ended:
@@ -38,6 +41,7 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
     store.set_meta("decision", decision.model_dump(mode="json"))
+    (run_dir / "junit.xml").write_text(load_junit(summary, decision), encoding="utf-8")
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
     section = load_section(store, summary, chaos_bands(store) or None)
@@ -90,7 +94,8 @@ def finish_load_dir(run_dir: Path) -> Finished:
     killed), the chaos analysis its extension wrote kept, and its one decision."""
     with finishing(run_dir, "load") as (manifest, store, early):
         decision = _refinish(run_dir, manifest, store, early)
-    return Finished(run_dir, "load", decision, early, [run_dir / "load.json", run_dir / "report.html"])
+    return Finished(run_dir, "load", decision, early, [run_dir / "load.json", run_dir / "junit.xml",
+                                                       run_dir / "report.html"])
 
 
 def _refinish(run_dir: Path, manifest: RunManifest, store: EvidenceStore, early: str | None) -> Decision:

@@ -79,6 +79,48 @@ class Threshold(BaseModel):
         return bool(OPS[self.op](observed, self.value))
 
 
+class ThresholdCheck(BaseModel):
+    """One threshold against a run: what it says, what was observed (in `unit`), whether it holds (None: no
+    measurement, so it cannot decide)."""
+
+    text: str
+    key: str
+    observed: float | None
+    unit: str
+    holds: bool | None
+
+    @property
+    def shown(self) -> str:
+        """The observed value in its unit: `412 ms`, `0.83 %`, `3.1 /s`, `—` when none."""
+        if self.observed is None:
+            return "—"
+        if self.unit == "%":
+            return f"{self.observed * 100:.3g} %"
+        return f"{self.observed:.4g} {self.unit}".strip()
+
+
+def unit_of(metric: str, stat: str | None) -> str:
+    """The unit an observed value of `metric.stat` is in (times in ms, ratios shown in %)."""
+    if stat == "count":
+        return ""
+    if metric == "error_rate":
+        return "%"
+    if metric == "throughput":
+        return "/s"
+    return "ms"
+
+
+def check(thresholds: list[Threshold], observed: dict[str, float | None]) -> list[ThresholdCheck]:
+    """Every threshold against the observed values, each on its own (the decision, load.json, the CLI's table and
+    junit.xml all read these)."""
+    out = []
+    for t in thresholds:
+        value = observed.get(t.key)
+        out.append(ThresholdCheck(text=t.text, key=t.key, observed=value, unit=unit_of(t.metric, t.stat),
+                                  holds=None if value is None else t.holds(value)))
+    return out
+
+
 class BaselineRule(BaseModel):
     """A rule against a baseline run's value (`T4.p95 <= baseline * 1.10`), or `no new FAIL` (`metric` None)."""
 

@@ -1,5 +1,8 @@
 """`junit.xml`: FAIL → failure; U/BLOCKED/NOT_RUN/N/A → skipped with a `verdict` property and the reason.
 
+A load run's junit.xml has one test case per policy threshold (failure when it does not hold, skipped without a
+measurement) and one for the run itself, an `<error>` when the run could not decide.
+
 A gate that decided nothing (no case PASS or FAIL: setup failed, or everything blocked) adds one `<error>` test
 case with the decision's reasons, so no CI that reads JUnit shows it green.
 """
@@ -8,7 +11,9 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from rig.policy import Decision
 from rig.report.data import ReportData
+from rig.results.load import LoadSummary
 from rig.verdict import Verdict
 
 
@@ -33,5 +38,29 @@ def junit_xml(data: ReportData) -> str:
             failure.text = "\n".join(f"{i.name}: {i.verdict.value} — {i.reason}" for i in c.items)
         elif c.verdict != Verdict.PASS:
             ET.SubElement(tc, "skipped", message=f"{c.verdict.value}: {c.reason}"[:500])
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def load_junit(summary: LoadSummary, decision: Decision) -> str:
+    """junit.xml of a load run: its thresholds, and the run's own decision."""
+    undecided = decision.decision == "undecided"
+    checks = summary.thresholds
+    suite = ET.Element("testsuite", name="rig load", tests=str(len(checks) + 1),
+                       failures=str(sum(c.holds is False for c in checks)), errors=str(int(undecided)),
+                       skipped=str(sum(c.holds is None for c in checks)))
+    run = ET.SubElement(suite, "testcase", classname="load", name="run",
+                        time=f"{summary.duration_s:.3f}")
+    if undecided:
+        error = ET.SubElement(run, "error", message="the load run could not decide"[:500])
+        error.text = "\n".join(decision.reasons)
+    for c in checks:
+        tc = ET.SubElement(suite, "testcase", classname="load.thresholds", name=c.text)
+        props = ET.SubElement(tc, "properties")
+        ET.SubElement(props, "property", name="observed", value=c.shown)
+        if c.holds is False:
+            ET.SubElement(tc, "failure", message=f"{c.text}: observed {c.shown}"[:500])
+        elif c.holds is None:
+            ET.SubElement(tc, "skipped", message=f"no measurement of {c.key}")
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rig.measure.aggregate import TCodeStats
+from rig.measure.thresholds import ThresholdCheck
 from rig.results.chaos import ChaosAnalysis
 from rig.stats import summarize
 
@@ -148,6 +149,7 @@ class LoadSummary(BaseModel):
     error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.measure.tally)
     rig_errors: int = 0  # tasks the rig itself broke: the run is undecided, never passed
     phases: FaultPhases = Field(default_factory=FaultPhases)  # the same apart: steady, in fault windows, recovery
+    thresholds: list[ThresholdCheck] = Field(default_factory=list)  # the policy's, each with what was observed
     errors_by_reason: dict[str, int]
     login_failures: int
     end_states: dict[str, int]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import httpx
 import pytest
@@ -187,3 +189,21 @@ def test_a_load_run_where_every_login_fails_stops_with_the_cause(tmp_path: Path)
     assert done.returncode == 2, out[-3000:]
     assert "every login failed" in out and "load-a: 401" in out and "load-b: 401" in out, out[-3000:]
     assert "wrong" not in out.replace("wrong password", ""), "no password in the output"
+
+
+def test_every_threshold_is_listed_with_its_observed_value_in_load_json_junit_and_the_console(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("thresholds:\n  - T4.p95 < 60s\n  - T4.p50 < 0.001ms\n  - error_rate < 50%\n"
+                      "  - T4.p95 < 3s at 99 users\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "rig.cli", "load", "--users", "2", "--spawn-rate", "2", "--duration",
+                           "6", "--think", "0.2-0.5", "--policy", str(policy), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    checks = {c["text"]: c for c in json.loads((tmp_path / "run" / "load.json").read_text())["thresholds"]}
+    assert [checks[t]["holds"] for t in ("T4.p95 < 60s", "T4.p50 < 0.001ms", "error_rate < 50%",
+                                         "T4.p95 < 3s at 99 users")] == [True, False, True, None]
+    assert checks["T4.p50 < 0.001ms"]["unit"] == "ms" and checks["T4.p50 < 0.001ms"]["observed"] > 0
+    suite = ElementTree.parse(tmp_path / "run" / "junit.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"), suite.get("errors")) == ("5", "1", "1", "0")
+    table = done.stdout[done.stdout.index("thresholds"):]
+    assert all(t in table for t in checks) and "✓" in table and "✗" in table and " ms" in table
