@@ -10,6 +10,7 @@
 | `quality.json` | `rig.quality.summary.QualityReport` |
 | `prerelease.json` | `rig.prerelease.report.PrereleaseNumbers` |
 | `compare.json` | `rig.compare.model.CompareResult` |
+| `--json` output | `rig.results.summary.RunSummary` |
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from rig.prerelease.report import PrereleaseNumbers
 from rig.report.results import GateResults
 from rig.results.load import LoadSummary
 from rig.results.quality import QualityReport
+from rig.results.summary import RunSummary
 
 MODELS: dict[str, type[BaseModel]] = {
     "load": LoadSummary, "results": GateResults, "quality": QualityReport, "prerelease": PrereleaseNumbers,
-    "compare": CompareResult,
+    "compare": CompareResult, "summary": RunSummary,
 }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import typer
 from pydantic import ValidationError
@@ -40,6 +42,50 @@ def option_error(exc: ValidationError, flags: dict[str, str]) -> RigError:
         shown = f" (got {err['input']!r})" if said and not isinstance(err.get("input"), dict) else ""
         lines.append(message if message.startswith("--") else f"{flag} {message}{shown}")
     return RigError("; ".join(lines), fix="see the command's --help")
+
+
+Update = Callable[[str, float, float], None]  # (what is happening, done, total)
+
+
+@dataclass(frozen=True)
+class Output:
+    """How much a run command prints: everything (a bar or, in a CI log, progress lines, then tables), only the
+    decision (`--quiet`), or only the JSON summary on stdout (`--json`)."""
+
+    quiet: bool = False
+    json: bool = False
+
+
+@contextmanager
+def live_progress(name: str, *, quiet: bool = False, every_s: float = 0.0, counts: bool = False) -> Iterator[Update]:
+    """Progress of a run: a bar on a terminal; in a CI log (no terminal) a plain line whenever the text changes, at
+    most every `every_s` seconds, the first at once; nothing with `quiet`."""
+    if quiet:
+        yield lambda text, done, total: None
+        return
+    if not console.is_terminal:
+        began = time.monotonic()
+        last_text, last_at = "", -every_s
+
+        def line(text: str, done: float, total: float) -> None:
+            nonlocal last_text, last_at
+            now = time.monotonic() - began
+            if text != last_text and now - last_at >= every_s:
+                console.print(f"{name} {now:5.0f}s  {text}", soft_wrap=True)
+                last_text, last_at = text, now
+
+        line("starting", 0, 0)  # a CI log shows at once that the run began
+        yield line
+        return
+    columns = [TextColumn(f"[bold]{name}"), BarColumn(), *([MofNCompleteColumn()] if counts else []),
+               TextColumn("{task.description}"), TimeElapsedColumn()]
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def update(text: str, done: float, total: float) -> None:
+            bar.update(task, description=text, completed=done, total=total or None)
+
+        yield update
 
 
 @contextmanager

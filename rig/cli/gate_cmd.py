@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from rig.catalog import load_eval_set
-from rig.cli.console import console, fail
+from rig.cli.console import Output, console, fail, live_progress
 from rig.errors import RigError
 from rig.gate.registry import all_cases
 from rig.gate.session import GateOptions, run_gate
+from rig.results.summary import RunSummary
 from rig.selftest import REPRESENTATIVE, run_selftest
 
 VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "U": "yellow", "BLOCKED": "magenta", "NOT_RUN": "dim",
@@ -65,6 +66,10 @@ def gate(
         help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
              "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no verdict table: the decision only.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
+                                           "there; docs/schemas/summary.schema.json).")] = False,
 ) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
@@ -76,38 +81,41 @@ def gate(
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
                           browser=browser, selectors=selectors, pushgateway=pushgateway,
                           otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen, baseline=baseline)
-    code = _run_and_print(options)
+    code = _run_and_print(options, Output(quiet=quiet, json=json_out))
     raise typer.Exit(code)
 
 
-def _run_and_print(options: object) -> int:
-
+def _run_and_print(options: object, output: Output | None = None) -> int:
     assert isinstance(options, GateOptions)
+    output = output or Output()
     began = time.monotonic()
-    with Progress(TextColumn("[bold]gate"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), console=console) as bar:
-        task = bar.add_task("starting", total=None)
-
-        def progress(text: str, n: int, total: int) -> None:
-            bar.update(task, description=text, completed=n, total=total or None)
-
+    with live_progress("gate", quiet=output.quiet or output.json, counts=True) as progress:
         try:
             result = run_gate(options, progress)
         except RigError as exc:
-            bar.stop()
             raise fail(exc) from None
+    if output.json:
+        counts = Counter(c.verdict.value for c in result.data.cases)
+        print(RunSummary(kind="gate", decision=result.decision.decision, exit_code=result.decision.exit_code,
+                         reasons=result.decision.reasons, run_dir=result.run_dir,
+                         verdicts=dict(counts)).model_dump_json(indent=2))
+        if result.setup_error is not None:
+            fail(result.setup_error)
+        return result.decision.exit_code
     if result.setup_error is not None:  # nothing ran: the cause and the fix, not a table of NOT_RUN
         fail(result.setup_error)
         console.print(f"[bold yellow]decision: {result.decision.decision.upper()}[/] — every case NOT_RUN")
         console.print(f"reports: {result.run_dir}/report.html (also results.json, junit.xml); the exchange is in "
                       f"{result.run_dir}/evidence.sqlite3")
         return result.decision.exit_code
-    table = Table("record", "module", "case", "verdict", "reason", title=f"verdicts ({time.monotonic() - began:.0f}s)")
-    for c in result.data.cases:
-        style = VERDICT_STYLE[c.verdict.value]
-        reps = "" if len(c.repeats) <= 1 else " " + "/".join(v.value for v in c.repeats)
-        table.add_row(c.record_id, c.module, c.name, f"[{style}]{c.verdict.value}[/]{reps}", c.reason[:90])
-    console.print(table)
+    if not output.quiet:
+        table = Table("record", "module", "case", "verdict", "reason",
+                      title=f"verdicts ({time.monotonic() - began:.0f}s)")
+        for c in result.data.cases:
+            style = VERDICT_STYLE[c.verdict.value]
+            reps = "" if len(c.repeats) <= 1 else " " + "/".join(v.value for v in c.repeats)
+            table.add_row(c.record_id, c.module, c.name, f"[{style}]{c.verdict.value}[/]{reps}", c.reason[:90])
+        console.print(table)
     colour = {"pass": "green", "fail": "red", "undecided": "yellow", "recorded": "blue"}[result.decision.decision]
     console.print(f"[bold {colour}]decision: {result.decision.decision.upper()}[/]")
     for reason in result.decision.reasons[:12]:

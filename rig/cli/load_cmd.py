@@ -7,15 +7,16 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rig.cli.console import console, fail, option_error
+from rig.cli.console import console, fail, live_progress, option_error
 from rig.errors import RigError
+from rig.load import live
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.policy import load_policy
 from rig.report.load_section import error_headline, replay_line
+from rig.results.summary import RunSummary
 
 FLAGS = {"duration_s": "--duration", "rate_per_s": "--rate", "think_min_s": "--think", "think_max_s": "--think",
          "master_bind": "--master-bind-host"}  # LoadOptions fields whose option has another name
@@ -69,6 +70,10 @@ def load(
     anonymise: Annotated[bool, typer.Option(
         help="Replay: send questions of the rig's corpus in place of the trace's texts (none is sent or stored).")
     ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no tables: thresholds and the "
+                                        "decision only.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
+                                           "there; docs/schemas/summary.schema.json).")] = False,
 ) -> None:
     """Run a bounded load test; writes load.json and report.html into the run directory.
 
@@ -99,20 +104,19 @@ def load(
     except RigError as exc:
         raise fail(exc) from None
 
-    with Progress(TextColumn("[bold]load"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console) as bar:
-        task = bar.add_task("starting", total=options.duration_s)
-
-        def progress(text: str, done: float, total: float) -> None:
-            bar.update(task, description=text, completed=done, total=total)
-
+    with live_progress("load", quiet=quiet or json_out, every_s=live.EVERY_S) as progress:
         try:
             result = run_load(options, progress)
         except RigError as exc:
-            bar.stop()
             raise fail(exc) from None
     s = result.summary
-    if s:
+    if json_out:
+        print(RunSummary(kind="load", decision=result.decision.decision, exit_code=result.decision.exit_code,
+                         reasons=result.decision.reasons, run_dir=result.run_dir, runs=s.runs if s else None,
+                         error_ratio=s.error_ratio if s else None,
+                         thresholds=s.thresholds if s else []).model_dump_json(indent=2))
+        raise typer.Exit(result.decision.exit_code)
+    if s and not quiet:
         table = Table("code", "source", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", title="T-codes")
         for code, sources in s.by_source.items():
             for source, e in sources.items():
@@ -130,7 +134,7 @@ def load(
             checks.add_row(mark, c.text, c.shown)
         console.print(checks)
     console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
-    for w in s.chaos.windows if s and s.chaos else []:
+    for w in s.chaos.windows if s and s.chaos and not quiet else []:
         extra = f", interrupted {w.interrupted}, lost {w.lost}, ready {w.ready_s} s" if w.via == "restart" else ""
         console.print(f"chaos {w.step} ({w.fault}): {w.runs_in_flight} runs in flight, recovery {w.recovery_s} s{extra}")
     console.print(f"reports: {result.run_dir}/report.html, load.json, junit.xml, locust_stats.csv")

@@ -23,6 +23,7 @@ from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.interrupt import graceful_stop
+from rig.load import live
 from rig.load.browser_hook import browser_hook
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
@@ -216,11 +217,14 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
             threads.append(t)
         began = time.monotonic()
         main = procs.master
+        said, said_at = "load running", began
         with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM: users finish their task, then the reports
             while main is not None and main.poll() is None and \
                     time.monotonic() - began < options.duration_s + BACKSTOP_S + 30:
                 if progress:
-                    progress("load running", min(time.monotonic() - began, options.duration_s), options.duration_s)
+                    if time.monotonic() - said_at >= live.EVERY_S:
+                        said, said_at = f"load running: {live.so_far(store, time.monotonic() - began)}", time.monotonic()
+                    progress(said, min(time.monotonic() - began, options.duration_s), options.duration_s)
                 if stop.event.wait(0.5):
                     if progress:
                         progress("stopping: users finish their task", time.monotonic() - began, options.duration_s)

@@ -207,3 +207,34 @@ def test_every_threshold_is_listed_with_its_observed_value_in_load_json_junit_an
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"), suite.get("errors")) == ("5", "1", "1", "0")
     table = done.stdout[done.stdout.index("thresholds"):]
     assert all(t in table for t in checks) and "✓" in table and "✗" in table and " ms" in table
+
+
+def test_a_ci_log_sees_progress_while_the_load_runs_and_json_prints_the_summary(tmp_path: Path) -> None:
+    """No terminal: plain lines from the start and a live one every few seconds, read while Locust still runs
+    (load.json is not written yet); with --json, stdout holds only the summary, valid against its schema."""
+    cmd = [sys.executable, "-m", "rig.cli", "load", "--users", "2", "--spawn-rate", "2", "--duration", "12",
+           "--think", "0.2-0.5", "--out", str(tmp_path / "run")]
+    rig = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "COLUMNS": "200"})
+    lines: list[tuple[str, bool]] = []  # each line, and whether the run was still going when it arrived
+    try:
+        assert rig.stdout is not None
+        for line in rig.stdout:
+            lines.append((line.strip(), not (tmp_path / "run" / "load.json").exists()))
+        rig.wait(timeout=300)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode == 0, "\n".join(t for t, _ in lines)[-3000:]
+    assert lines[0][0].startswith("load") and "starting" in lines[0][0]
+    live_lines = [t for t, running in lines if "load running:" in t and running]
+    assert len(live_lines) >= 1 and all(" runs (" in t and "tasks" in t for t in live_lines), lines
+    assert all(t.startswith("load ") and "━" not in t for t in live_lines), "plain lines, no bar drawn into a log"
+
+    out = subprocess.run([*cmd[:-1], str(tmp_path / "json"), "--json", "--duration", "4"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (tmp_path / "summary.json").write_text(out.stdout, encoding="utf-8")
+    assert_valid("summary", tmp_path / "summary.json")
+    summary = json.loads(out.stdout)
+    assert summary["kind"] == "load" and summary["decision"] == "recorded" and summary["runs"] > 0

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.schema_check import assert_valid
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -76,3 +78,17 @@ def test_a_run_that_fails_at_once_still_says_what_it_is(tmp_path: Path) -> None:
                          cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "RIG_TEST_PW": "x", "COLUMNS": "200"})
     assert out.returncode == 2 and "Traceback" not in out.stdout + out.stderr, out.stdout + out.stderr
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["kind"] == "load"
+
+
+def test_gate_json_prints_only_the_summary_and_quiet_only_the_decision(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "rig.cli", "gate", "--cases", "3", "--json", "--out",
+                          str(tmp_path / "a")], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    (tmp_path / "summary.json").write_text(out.stdout, encoding="utf-8")
+    assert_valid("summary", tmp_path / "summary.json")
+    summary = json.loads(out.stdout)
+    assert (summary["kind"], summary["decision"], summary["verdicts"]) == ("gate", "pass", {"PASS": 1})
+    quiet = subprocess.run([sys.executable, "-m", "rig.cli", "gate", "--cases", "3", "--quiet", "--out",
+                            str(tmp_path / "b")], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert quiet.returncode == 0 and "decision: PASS" in quiet.stdout, quiet.stdout[-2000:]
+    assert "verdicts (" not in quiet.stdout and "starting" not in quiet.stdout
