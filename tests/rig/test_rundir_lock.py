@@ -18,6 +18,7 @@ def test_a_live_holder_keeps_a_second_rig_out_until_it_is_gone(tmp_path: Path) -
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "evidence.sqlite3").write_bytes(b"")
+    (run_dir / "manifest.json").write_text('{"kind": "gate"}', encoding="utf-8")
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\nfrom pathlib import Path\nfrom rig.rundir import hold\n"
         f"hold(Path({str(run_dir)!r}))\nprint('held', flush=True)\ntime.sleep(300)\n")],
