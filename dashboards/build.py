@@ -3,17 +3,21 @@
     python dashboards/build.py
 
 Every panel query is PromQL over the metric names of shared/DESIGN.md (`rig_*` from the load master or
-the Pushgateway, `workbench_*` from the reference target's `/metrics`); tests/observability evaluates
-each one against a real Prometheus after a short load run and requires data from all of them.
+the Pushgateway, `workbench_*` from the reference target's `/metrics`), scoped to the dashboard's variables
+(`$datasource`, `$job`, `$target`, and `$run` on the gate's); tests/observability evaluates each one against a
+real Prometheus after a short load run, with the variables at "All", and requires data from all of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATASOURCE = {"type": "prometheus", "uid": "rig-prometheus"}
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}  # the dashboard's datasource variable, never a fixed uid
+INPUTS = [{"name": "DS_PROMETHEUS", "label": "Prometheus", "description": "the Prometheus that scrapes the rig and "
+           "the target", "type": "datasource", "pluginId": "prometheus", "pluginName": "Prometheus"}]
 
 Panel = tuple[str, str, list[tuple[str, str]]]  # title, unit, [(legend, expr)]
 
@@ -38,8 +42,8 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
         ("Send lag p50 / p99 (open loop)", "s", [
             ("p50", "histogram_quantile(0.5, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))"),
             ("p99", "histogram_quantile(0.99, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))")]),
-        ("Target CPU and memory", "short", [("cpu cores busy", "rig_target_cpu_ratio"),
-                                            ("memory MiB", "rig_target_memory_bytes / 2^20")]),
+        ("Target CPU (cores busy)", "short", [("cpu cores busy", "rig_target_cpu_ratio")]),
+        ("Target memory", "bytes", [("resident", "rig_target_memory_bytes")]),
         ("Target HTTP requests per second by status", "reqps",
          [("{{status}}", "sum by (status) (rate(workbench_http_requests_total[1m]))")]),
         ("Chaos: faults injected by the schedule", "short",
@@ -71,34 +75,86 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
         ("Case verdicts by module", "short", [("{{module}} {{verdict}}",
                                                "sum by (module, verdict) (rig_case_verdicts_total)")]),
         ("Cases by verdict", "short", [("{{verdict}}", "sum by (verdict) (rig_case_verdicts_total)")]),
-        ("Gate decision (0 pass, 1 fail, 2 undecided)", "short", [("decision", "max(rig_gate_decision)")]),
+        ("Gate decision", "decision", [("decision", "max(rig_gate_decision)")]),
     ]),
 }
 
 # Faults are annotations on every dashboard: the target's own counter of injected faults that fired, and
 # the chaos schedule's open windows (from `rig load --chaos`).
+# Every metric selector is limited to the dashboard's variables, so a total never mixes jobs, targets or runs.
+GATE_METRICS = ("rig_case_verdicts_total", "rig_gate_decision")  # pushed per run (grouping key `run`)
+_METRIC = re.compile(r"\b((?:rig|workbench)_[a-z0-9_]+)(\{[^}]*\})?")
+
+
+def scoped(expr: str) -> str:
+    """`expr` with `job=~"$job"` on every selector, `instance=~"$target"` on the target's, `run=~"$run"` on the
+    gate's pushed results."""
+    def add(m: re.Match[str]) -> str:
+        name, inner = m.group(1), (m.group(2) or "{}")[1:-1]
+        matchers = [inner] if inner else []
+        matchers.append('job=~"$job"')
+        if name.startswith("workbench_"):
+            matchers.append('instance=~"$target"')
+        if name in GATE_METRICS:
+            matchers.append('run=~"$run"')
+        return name + "{" + ",".join(matchers) + "}"
+    return _METRIC.sub(add, expr)
+
+
+def _query_variable(name: str, query: str) -> dict[str, object]:
+    return {"name": name, "label": name, "type": "query", "datasource": DATASOURCE, "definition": query,
+            "query": {"query": query, "refId": f"{name}-variable"}, "includeAll": True, "multi": True,
+            "allValue": ".*", "current": {"text": "All", "value": "$__all"}, "refresh": 2, "sort": 1, "hide": 0}
+
+
+def variables(uid: str) -> list[dict[str, object]]:
+    """The datasource (any Prometheus, picked on import or in the dashboard), then job and target; run on the gate's."""
+    out: list[dict[str, object]] = [
+        {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+         "current": {}, "hide": 0},  # empty: Grafana's default Prometheus until one is picked
+        _query_variable("job", "label_values(job)"),
+        _query_variable("target", "label_values(workbench_http_requests_total, instance)")]
+    if uid == "rig-gate":
+        out.append(_query_variable("run", "label_values(rig_gate_decision, run)"))
+    return out
+
+
 ANNOTATIONS = [
     {"name": "faults fired", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
-     "expr": "sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0",
+     "expr": scoped("sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0"),
      "titleFormat": "fault {{point}}/{{mode}}", "step": "15s"},
     {"name": "chaos windows", "datasource": DATASOURCE, "enable": True, "iconColor": "orange",
-     "expr": "max by (step, point, mode) (rig_chaos_active) > 0",
+     "expr": scoped("max by (step, point, mode) (rig_chaos_active) > 0"),
      "titleFormat": "chaos {{step}}: {{point}}/{{mode}}", "step": "5s"},
 ]
+DECISION_MAPPINGS = [{"type": "value", "options": {
+    "0": {"text": "PASS", "color": "green", "index": 0},
+    "1": {"text": "FAIL", "color": "red", "index": 1},
+    "2": {"text": "UNDECIDED", "color": "yellow", "index": 2}}}]
 
 
 def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, object]:
-    return {"id": index + 1, "type": "timeseries", "title": title, "datasource": DATASOURCE,
+    """A time series in `unit` (one unit a panel, so one axis), or with unit `decision` the gate's decision as a stat
+    with its value mapped to PASS / FAIL / UNDECIDED."""
+    stat = unit == "decision"
+    defaults: dict[str, object] = {"unit": "none" if stat else unit}
+    if stat:
+        defaults |= {"mappings": DECISION_MAPPINGS, "color": {"mode": "thresholds"}, "thresholds": {
+            "mode": "absolute", "steps": [{"color": "green", "value": None}, {"color": "red", "value": 1},
+                                          {"color": "yellow", "value": 2}]}}
+    return {"id": index + 1, "type": "stat" if stat else "timeseries", "title": title, "datasource": DATASOURCE,
             "gridPos": {"h": 8, "w": 12, "x": 12 * (index % 2), "y": 8 * (index // 2)},
-            "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-            "targets": [{"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
-                        for i, (legend, expr) in enumerate(targets)]}
+            "fieldConfig": {"defaults": defaults, "overrides": []},
+            **({"options": {"colorMode": "background", "graphMode": "none", "reduceOptions": {
+                "calcs": ["lastNotNull"], "fields": "", "values": False}}} if stat else {}),
+            "targets": [{"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": scoped(expr),
+                         "legendFormat": legend} for i, (legend, expr) in enumerate(targets)]}
 
 
 def dashboard(uid: str, title: str, panels: list[Panel]) -> dict[str, object]:
-    return {"uid": uid, "title": title, "tags": ["rig"], "schemaVersion": 39, "version": 1, "editable": True,
-            "time": {"from": "now-30m", "to": "now"}, "refresh": "10s",
-            "annotations": {"list": ANNOTATIONS},
+    return {"__inputs": INPUTS, "uid": uid, "title": title, "tags": ["rig"], "schemaVersion": 39, "version": 1,
+            "editable": True, "time": {"from": "now-30m", "to": "now"}, "refresh": "10s",
+            "templating": {"list": variables(uid)}, "annotations": {"list": ANNOTATIONS},
             "panels": [panel(i, *p) for i, p in enumerate(panels)]}
 
 

@@ -126,7 +126,8 @@ def test_grafana_provisions_the_dashboards_against_the_datasource_they_name(comp
         data = json.loads(board.read_text())
         uids = {p["datasource"]["uid"] for p in data["panels"]} | {a["datasource"]["uid"]
                                                                    for a in data["annotations"]["list"]}
-        assert uids == {ds["uid"]}, f"{board.name} names datasources {uids}"
+        assert uids == {"${datasource}"}, f"{board.name} names datasources {uids}"
+    assert ds["isDefault"], "the dashboards' datasource variable starts at the default Prometheus: this one"
 
 
 def test_spans_and_workers_point_at_services(compose: dict[str, Any]) -> None:
@@ -144,3 +145,20 @@ def test_spans_and_workers_point_at_services(compose: dict[str, Any]) -> None:
 
     RigConfig.model_validate(rig_yaml)  # the rig accepts the config it is given in compose
     assert services["langfuse-web"]["environment"]["CLICKHOUSE_URL"].startswith("http://langfuse-clickhouse:")
+
+
+def test_no_secret_reaches_a_command_line(compose: dict[str, Any]) -> None:
+    """argv is public (ps, /proc): tokens and passwords go through the environment, stdin or a private file, never a
+    flag. A secret variable may appear in a shell line only as an argument of the `printf` builtin (no process of
+    its own) or as an environment assignment in front of a program."""
+    secret = re.compile(r"\$\$?\{?([A-Z0-9_]*(?:PASSWORD|SECRET|TOKEN|KEY|AUTH)[A-Z0-9_]*)")
+    for name, service in compose["services"].items():
+        lines = [service.get("command") or "", (service.get("healthcheck") or {}).get("test") or ""]
+        for line in lines:
+            line = " ".join(line) if isinstance(line, list) else str(line)
+            assert "--password " not in line and "--chaos-token" not in line and "--requirepass" not in line, line
+            for segment in re.split(r"&&|\|\||[;|\n]", line):
+                if secret.search(segment):
+                    words = segment.replace("sh -c", " ").replace("CMD-SHELL", " ").strip(" '\"").split()
+                    assert words and (words[0] == "printf" or re.fullmatch(r"[A-Z_]+=.*", words[0])), \
+                        f"{name} puts a secret on a command line: {segment.strip()!r}"

@@ -22,16 +22,26 @@ pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 
 
+ALL = {"$job": ".*", "$target": ".*", "$run": ".*"}  # what Grafana puts for a variable at "All" (allValue)
+
+
+def at_all(expr: str) -> str:
+    for name, value in ALL.items():
+        expr = expr.replace(name, value)
+    return expr
+
+
 def panel_queries() -> dict[str, str]:
-    """'dashboard / panel / refId' → expr, for every target of every panel, plus each annotation."""
+    """'dashboard / panel / refId' → expr with the variables at "All", for every target of every panel, plus each
+    annotation."""
     out: dict[str, str] = {}
     for path in sorted(DASHBOARDS.glob("*.json")):
         board = json.loads(path.read_text())
         for panel in board["panels"]:
             for target in panel["targets"]:
-                out[f"{board['uid']} / {panel['title']} / {target['refId']}"] = target["expr"]
+                out[f"{board['uid']} / {panel['title']} / {target['refId']}"] = at_all(target["expr"])
         for ann in board["annotations"]["list"]:
-            out[f"{board['uid']} / annotation {ann['name']}"] = ann["expr"]
+            out[f"{board['uid']} / annotation {ann['name']}"] = at_all(ann["expr"])
     return out
 
 

@@ -1,0 +1,58 @@
+"""The dashboards import into any Grafana: no datasource uid of ours inside, a `$datasource` variable and
+`__inputs`; every query scoped by `$job` (and `$target`, `$run` where those labels exist), so totals never mix
+runs; one unit a panel; the gate's decision a stat with its values named. (That each query returns data from a
+real Prometheus, variables at "All", is test_dashboards.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BOARDS = sorted((Path(__file__).resolve().parents[2] / "dashboards").glob("*.json"))
+SELECTOR = re.compile(r"\b((?:rig|workbench)_[a-z0-9_]+)(\{[^}]*\})?")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=lambda p: p.stem)
+def test_a_dashboard_names_no_datasource_of_ours(path: Path) -> None:
+    board = _load(path)
+    text = path.read_text(encoding="utf-8")
+    assert "rig-prometheus" not in text
+    assert [i["type"] for i in board["__inputs"]] == ["datasource"] and board["__inputs"][0]["pluginId"] == "prometheus"
+    [ds] = [v for v in board["templating"]["list"] if v["name"] == "datasource"]
+    assert ds["type"] == "datasource" and ds["query"] == "prometheus"
+    refs = [p["datasource"] for p in board["panels"]] + [t["datasource"] for p in board["panels"] for t in p["targets"]]
+    refs += [a["datasource"] for a in board["annotations"]["list"]]
+    assert {r["uid"] for r in refs} == {"${datasource}"}
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=lambda p: p.stem)
+def test_every_selector_is_scoped_by_the_dashboards_variables(path: Path) -> None:
+    board = _load(path)
+    names = {v["name"] for v in board["templating"]["list"]}
+    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]] + [a["expr"] for a in board["annotations"]["list"]]
+    for expr in exprs:
+        for metric, matchers in SELECTOR.findall(expr):
+            assert 'job=~"$job"' in matchers, f"{metric} in {expr!r} is not scoped by $job"
+            if metric.startswith("workbench_"):
+                assert 'instance=~"$target"' in matchers, expr
+    assert {"job", "target"} <= names
+    if board["uid"] == "rig-gate":
+        assert "run" in names and all('run=~"$run"' in e for e in exprs if "rig_gate_decision" in e)
+
+
+def test_one_unit_a_panel_and_the_decision_as_a_named_stat() -> None:
+    panels = {p["title"]: p for path in BOARDS for p in _load(path)["panels"]}
+    assert panels["Target CPU (cores busy)"]["fieldConfig"]["defaults"]["unit"] == "short"
+    assert panels["Target memory"]["fieldConfig"]["defaults"]["unit"] == "bytes"
+    decision = panels["Gate decision"]
+    assert decision["type"] == "stat"
+    mapped = decision["fieldConfig"]["defaults"]["mappings"][0]["options"]
+    assert {k: v["text"] for k, v in mapped.items()} == {"0": "PASS", "1": "FAIL", "2": "UNDECIDED"}
