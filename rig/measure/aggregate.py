@@ -58,10 +58,11 @@ _ORDER = {c: i for i, c in enumerate(HEADLINE_CODES + ("T10", "T11", "T12", "T13
 
 
 def tcode_rows(measures: Iterable[Measure]) -> list[TCodeRow]:
-    """The report's T-code table (T8 is counted in `run_ends`, not summarised)."""
+    """The report's T-code table, by code, source and kind of label (T8 is counted in `run_ends`, not summarised;
+    the rig's bookkeeping rows — committed messages, tasks, errors — are not T-codes)."""
     groups: dict[tuple[str, str, str | None, str], list[float]] = defaultdict(list)
     for m in measures:
-        if m.code == "T8":
+        if m.code == "T8" or not (is_tcode(m.code) or m.code == "send_lag"):  # bookkeeping rows stay in the evidence
             continue
         groups[(m.code, m.source, group_label(m), m.unit)].append(m.value)
     rows = [TCodeRow(code=c, source=s, label=lbl, unit=u, summary=summarize(v)) for (c, s, lbl, u), v in groups.items()]

@@ -128,18 +128,22 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None,
                    f"{escape(str(r.trace_id))}</a></td><td class=num>{r.spans}"
                    f"</td></tr>" for r in data.runs)
     extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in (sections or []))
+    kind = str(data.manifest.get("kind") or "gate")
+    banner = f"{kind.capitalize()} decision: {d.decision.upper()}"
+    runs_table = ("<h2>Runs and traces</h2><table><tr><th>run</th><th>case</th><th>end</th><th>trace</th>"
+                  f"<th>spans</th></tr>{runs}</table>")
     return f"""<!doctype html><html lang="zh"><head><meta charset="utf-8"><title>rig report — {escape(d.decision)}</title>
 <style>{CSS}</style></head><body>
-<h1>{escape(title or f"rig {data.manifest.get('kind', 'gate')} report")}</h1>
-<div class="banner" style="background:{DECISION_COLORS[d.decision]}">Gate decision: {escape(d.decision.upper())}</div>
+<h1>{escape(title or f"rig {kind} report")}</h1>
+<div class="banner" style="background:{DECISION_COLORS[d.decision]}">{escape(banner)}</div>
 <ul>{reasons}</ul>
 {lead}
 <h2>Manifest</h2>{_manifest(data.manifest)}
-<h2>Verdicts by module</h2>{_matrix(data.cases)}
+{f"<h2>Verdicts by module</h2>{_matrix(data.cases)}" if data.cases else ""}
 <h2>T-codes</h2>{tcode_table(data.tcodes)}
 <h2>T8 end states</h2><table><tr><th>state/reason</th><th>runs</th></tr>{end_reasons}</table>
 {extra}
-<h2>Cases</h2>{''.join(_case(c) for c in data.cases)}
-<h2>Runs and traces</h2><table><tr><th>run</th><th>case</th><th>end</th><th>trace</th><th>spans</th></tr>{runs}</table>
-<h2>Trace trees</h2>{traces_html(data.traces)}
+{f"<h2>Cases</h2>{''.join(_case(c) for c in data.cases)}" if data.cases else ""}
+{runs_table if data.runs else ""}
+{f"<h2>Trace trees</h2>{traces_html(data.traces)}" if data.traces else ""}
 </body></html>"""

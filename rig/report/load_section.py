@@ -25,6 +25,7 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     failed = [(t, 1.0) for m, t in rel if (is_run_end(m) and not (m.label or "").startswith(("completed/",
                                                                                              *ON_PURPOSE)))
               or (m.code == "error" and not (m.run_id and m.run_id in ended))]
+    stopped = [(t, 1.0) for m, t in rel if is_run_end(m) and (m.label or "").startswith(ON_PURPOSE)]
     t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
     t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not (m.label or "").startswith("no_body")]
     lag = [(t, m.value) for m, t in rel if m.code == "send_lag"]
@@ -39,7 +40,9 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
                    + "</tr>" for code, e in summary.t_codes.items())
     errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary.errors_by_reason.items())
     charts = [
-        line_chart({"completed runs/s": windows(done, 1, "rate"), "failed/s": windows(failed, 1, "rate")},
+        line_chart({"completed runs/s": windows(done, 1, "rate", x_range),
+                    "stopped by the user/s": windows(stopped, 1, "rate", x_range),
+                    "failed/s": windows(failed, 1, "rate", x_range)},
                    title="throughput", unit="/s", bands=band_rel, x_range=x_range),
         line_chart({"T4 p95": windows(t4, 5, "p95"), "T5 p95": windows(t5, 5, "p95")}, title="latency (5 s windows)",
                    unit=" ms", bands=band_rel, x_range=x_range),

@@ -57,15 +57,20 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str, unit
     return "".join(parts)
 
 
-def windows(points: list[tuple[float, float]], width_s: float, stat: str = "count") -> list[tuple[float, float]]:
-    """Bucket (t_seconds, value) points into windows: per-second count, or p95 of the values."""
-
+def windows(points: list[tuple[float, float]], width_s: float, stat: str = "count",
+            span: tuple[float, float] | None = None) -> list[tuple[float, float]]:
+    """Bucket (t_seconds, value) points into windows: per-second count, or p95 of the values. With `span`, a count
+    or rate has a value for every window in it, zero where nothing happened (so a line never joins two bursts
+    across a quiet stretch)."""
     buckets: dict[int, list[float]] = {}
     for t, v in points:
         buckets.setdefault(int(t // width_s), []).append(v)
+    keys = set(buckets)
+    if span is not None and stat in ("rate", "count"):
+        keys |= set(range(int(span[0] // width_s), int(span[1] // width_s) + 1))
     out = []
-    for k in sorted(buckets):
-        vals = buckets[k]
+    for k in sorted(keys):
+        vals = buckets.get(k, [])
         value = len(vals) / width_s if stat == "rate" else (percentile(vals, 95) or 0) if stat == "p95" else len(vals)
         out.append((k * width_s + width_s / 2, float(value)))
     return out

@@ -230,6 +230,11 @@ def test_a_ci_log_sees_progress_while_the_load_runs_and_json_prints_the_summary(
     live_lines = [t for t, running in lines if "load running:" in t and running]
     assert len(live_lines) >= 1 and all(" runs (" in t and "tasks" in t for t in live_lines), lines
     assert all(t.startswith("load ") and "━" not in t for t in live_lines), "plain lines, no bar drawn into a log"
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "Load decision: RECORDED" in page and "Gate decision" not in page
+    assert "<h2>Cases" not in page and "Verdicts by module" not in page and "Runs and traces" not in page
+    tcodes = page[page.index("<h2>T-codes"):page.index("<h2>T8 end states")]
+    assert "committed" not in tcodes and "load-1|" not in tcodes and tcodes.count("<tr>") < 40
 
     out = subprocess.run([*cmd[:-1], str(tmp_path / "json"), "--json", "--duration", "4"], capture_output=True,
                          text=True, timeout=300)
@@ -238,3 +243,12 @@ def test_a_ci_log_sees_progress_while_the_load_runs_and_json_prints_the_summary(
     assert_valid("summary", tmp_path / "summary.json")
     summary = json.loads(out.stdout)
     assert summary["kind"] == "load" and summary["decision"] == "recorded" and summary["runs"] > 0
+
+
+def test_a_rate_chart_draws_quiet_seconds_as_zero() -> None:
+    from rig.report.svg import windows
+
+    bursts = [(0.2, 1.0), (0.7, 1.0), (5.5, 1.0)]
+    assert windows(bursts, 1, "rate") == [(0.5, 2.0), (5.5, 1.0)]  # without a span: only where something happened
+    filled = windows(bursts, 1, "rate", (0.0, 6.0))
+    assert [v for _, v in filled] == [2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
