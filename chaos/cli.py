@@ -20,8 +20,8 @@ from chaos.rules import ProxyFault
 from chaos.schedule import load_schedule
 from chaos.vocabulary import MODES, TARGET_POINTS
 from rig.cli.console import console, fail
+from rig.clock import parse_duration
 from rig.errors import RigError
-from rig.load.options import parse_duration
 
 app = typer.Typer(help="Fault injection: LLM and HTTP fault proxies, schedules, the fault vocabulary.",
                   no_args_is_help=True)

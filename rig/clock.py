@@ -8,6 +8,7 @@ jump with NTP adjustments and client and server stamps can still be put side by 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from dataclasses import dataclass
 
@@ -58,3 +59,14 @@ def elapsed_ms(start_ns: int, end_ns: int) -> float:
 def now_iso() -> str:
     """Wall time now, UTC, to the second (what manifests and reports stamp)."""
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def parse_duration(text: str | float) -> float:
+    """`60s`, `2m`, `90` → seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s|m|h)?\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a duration like 60s, 2m or 90")
+    value = float(m.group(1))
+    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]

@@ -10,8 +10,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from rig.cli.console import console, fail
+from rig.clock import parse_duration
 from rig.errors import RigError
-from rig.load.options import parse_duration
 from rig.prerelease import PrereleaseOptions, run_prerelease
 
 

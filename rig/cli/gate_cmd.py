@@ -12,6 +12,7 @@ from rich.table import Table
 
 from rig.catalog import load_eval_set
 from rig.cli.console import Output, console, fail, live_progress
+from rig.clock import parse_duration
 from rig.errors import RigError
 from rig.gate.registry import all_cases
 from rig.gate.session import GateOptions, run_gate
@@ -66,6 +67,9 @@ def gate(
         help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
              "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
     ] = None,
+    deadline: Annotated[str | None, typer.Option(
+        help="The whole gate's time limit, e.g. 30m: no case starts after it (the one in flight ends); the run is "
+             "then undecided and --resume completes it.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no verdict table: the decision only.")
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
@@ -77,7 +81,12 @@ def gate(
     2 undecidable (target unreachable, config invalid, or evidence that cannot decide).
     """
 
-    options = GateOptions(target=target, config=config, cases=_ids(cases), modules=module, repeat=repeat, out=out,
+    try:
+        deadline_s = parse_duration(deadline) if deadline else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--deadline") from None
+    options = GateOptions(deadline_s=deadline_s, target=target, config=config, cases=_ids(cases), modules=module,
+                          repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
                           browser=browser, selectors=selectors, pushgateway=pushgateway,
                           otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen, baseline=baseline)

@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from rig.cli.console import console, fail
+from rig.clock import parse_duration
 from rig.errors import RigError
-from rig.load.options import parse_duration
 from rig.netlab.lab import LabOptions, default_out, run_lab
 from rig.netlab.lab import clean as sweep
 from rig.netlab.netns import check_can_run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ class GateOptions(BaseModel):
     cases: list[int] | None = None
     modules: list[str] | None = None
     repeat: int = Field(1, ge=1)
+    deadline_s: float | None = Field(None, gt=0)  # no case starts after this long; the rest are recorded as not run
     out: Path | None = None
     resume: Path | None = None
     policy: Path | None = None
@@ -119,6 +121,7 @@ def setup_needs(specs: list[CaseSpec], eval_set: EvalSet) -> SetupNeeds:
 
 def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResult:
     """Run the gate; raises RigError (exit 2) when it cannot even start."""
+    ends_at = time.monotonic() + options.deadline_s if options.deadline_s else None  # setup counts too
     if options.target and not options.config:
         raise ConfigError("--target needs --config rig.yaml (accounts, chaos token, restart command)",
                           fix="write a rig.yaml (see docs/rig.example.yaml) and pass --config")
@@ -181,10 +184,13 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             if progress:
                 progress("starting the browser", counter["n"], total)
             browser = _start_browser(options, target.adapter.base_url, run_dir)
+        def over() -> bool:
+            return bool(stop) or (ends_at is not None and time.monotonic() > ends_at)
+
         with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then reports
             outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs,
                                 repeat=options.repeat, chaos_defaults=defaults, progress=on_case, browser=browser,
-                                tracer=tracer, stop=lambda: bool(stop))
+                                tracer=tracer, stop=over)
         tracer.flush()  # the rig's spans are in the evidence store before the report reads them
         if embedded is not None:
             settle_target_spans(store, receiver)
@@ -192,7 +198,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
         if outcome.target_down:
             store.set_meta("target_down", outcome.target_down)
         if outcome.stopped:  # `rig report` keeps saying so
-            store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case runs done)")
+            why = stop.reason if stop else f"the gate's deadline of {options.deadline_s:.0f} s passed: no case started after it"
+            store.set_meta("stopped", f"{why} ({counter['n']} of {total} case runs done)")
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
         decision, data = finish_gate(run_dir, store, manifest)

@@ -8,16 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-
-def parse_duration(text: str | float) -> float:
-    """`60s`, `2m`, `90` → seconds."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s|m|h)?\s*", text)
-    if not m:
-        raise ValueError(f"{text!r} is not a duration like 60s, 2m or 90")
-    value = float(m.group(1))
-    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+from rig.clock import parse_duration
 
 
 def parse_rate(text: str | float) -> float:

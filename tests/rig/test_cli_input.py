@@ -92,3 +92,17 @@ def test_gate_json_prints_only_the_summary_and_quiet_only_the_decision(tmp_path:
                             str(tmp_path / "b")], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert quiet.returncode == 0 and "decision: PASS" in quiet.stdout, quiet.stdout[-2000:]
     assert "verdicts (" not in quiet.stdout and "starting" not in quiet.stdout
+
+
+def test_a_gate_deadline_starts_no_case_after_it_and_resume_completes_the_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "rig.cli", "gate", "--cases", "3,4", "--deadline", "1s", "--json",
+                          "--out", str(run)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    summary = json.loads(out.stdout)
+    assert out.returncode == 2 and summary["decision"] == "undecided", out.stdout[-2000:] + out.stderr[-2000:]
+    assert any("the gate's deadline of 1 s passed" in r for r in summary["reasons"]), summary["reasons"]
+    assert sum(summary["verdicts"].values()) < 2
+    resumed = subprocess.run([sys.executable, "-m", "rig.cli", "gate", "--resume", str(run), "--json"],
+                             capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = json.loads(resumed.stdout)
+    assert resumed.returncode == 0 and done["verdicts"] == {"PASS": 2}, resumed.stdout[-2000:]
