@@ -62,7 +62,8 @@ def compare(
                       title=f"{part.part}: T-codes")
         for t in part.tcodes:
             table.add_row(t.code, t.source, f"{t.n_base}/{t.n_new}", *[
-                f"{s.base or 0:.0f}→{s.new or 0:.0f} ({s.call})" if s.base is not None else s.call for s in t.shifts])
+                f"{s.base or 0:.0f}→{s.new or 0:.0f} {t.unit} ({s.call})" if s.base is not None else s.call
+                for s in t.shifts])
         console.print(table)
         for v in part.verdict_changes:
             console.print(f"  {v.case}{' / ' + v.item if v.item else ''}: {v.base} → {v.new}"

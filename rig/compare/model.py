@@ -12,12 +12,14 @@ Decision = Literal["regressed", "no regression", "not comparable"]
 
 
 class Difference(BaseModel):
-    """A setting in which the two runs differ; `blocking` ones make them not comparable at all."""
+    """A setting in which the two runs differ; `blocking` ones make them not comparable at all; `environment` ones
+    say only where the run happened (an embedded target's free port, the machine) and are listed apart."""
 
     field: str
     base: Any
     new: Any
     blocking: bool = False
+    environment: bool = False
 
 
 class VerdictChange(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from rig.compare.model import CompareResult, Comparison, TCodeComparison
+from rig.compare.model import CompareResult, Comparison, Difference, TCodeComparison
 from rig.compare.runs import read_measures, samples
 
 _COLORS = {"base": "#8a8f98", "new": "#1f6feb"}
@@ -31,7 +31,7 @@ def markdown(result: CompareResult) -> str:
              "", *[f"- {r}" for r in result.reasons], ""]
     for part in result.parts:
         lines += [f"## {part.part}", "", "| setting | base | new | |", "|---|---|---|---|"]
-        lines += [f"| {d.field} | {_cell(d.base)} | {_cell(d.new)} | {'**not comparable**' if d.blocking else ''} |"
+        lines += [f"| {d.field} | {_cell(d.base)} | {_cell(d.new)} | {_kind(d)} |"
                   for d in part.differences] or ["| (none differ) | | | |"]
         lines += ["", "| case / item | base | new | new reason |", "|---|---|---|---|"]
         lines += [f"| {v.case}{' / ' + v.item if v.item else ''} | {v.base} | {v.new}{' ⚠' if v.worse else ''} | "
@@ -41,8 +41,8 @@ def markdown(result: CompareResult) -> str:
         for t in part.tcodes + part.tokens_and_cost:
             for s in t.shifts:
                 interval = f"{s.delta:+.1f} [{s.low:+.1f}, {s.high:+.1f}]" if s.delta is not None else "—"
-                lines.append(f"| {t.code} | {t.source} | {t.n_base}/{t.n_new} | {s.stat} | {_n(s.base)} | {_n(s.new)} | "
-                             f"{interval} | {s.call} |")
+                lines.append(f"| {t.code} | {t.source} | {t.n_base}/{t.n_new} | {s.stat} | {_n(s.base, t.unit)} | "
+                             f"{_n(s.new, t.unit)} | {interval} {t.unit} | {s.call} |")
         lines += ["", "| rate | base | new | p | call |", "|---|---|---|---|---|"]
         lines += [f"| {r.name} | {r.base}/{r.base_runs} | {r.new}/{r.new_runs} | "
                   f"{'—' if r.p_value is None else f'{r.p_value:.3g}'} | {r.call} |" for r in part.rates]
@@ -63,7 +63,7 @@ def page(result: CompareResult) -> str:
     for part in result.parts:
         body.append(f"<h2>{esc(part.part)}</h2>")
         body.append(_table(["setting", "base", "new", ""],
-                           [[d.field, _cell(d.base), _cell(d.new), "not comparable" if d.blocking else ""]
+                           [[d.field, _cell(d.base), _cell(d.new), _kind(d)]
                             for d in part.differences] or [["(no setting differs)", "", "", ""]]))
         body.append("<h3>Verdict changes</h3>")
         body.append(_table(["case / item", "base", "new", "base reason", "new reason"],
@@ -78,8 +78,8 @@ def page(result: CompareResult) -> str:
         if part.tokens_and_cost:
             body.append("<h3>Tokens and cost per run</h3>")
             body.append(_table(["code", "source", "n", "base p50", "new p50", "call"],
-                               [[t.code, t.source, f"{t.n_base}/{t.n_new}", _n(t.shifts[0].base),
-                                 _n(t.shifts[0].new), t.shifts[0].call] for t in part.tokens_and_cost]))
+                               [[t.code, t.source, f"{t.n_base}/{t.n_new}", _n(t.shifts[0].base, t.unit),
+                                 _n(t.shifts[0].new, t.unit), t.shifts[0].call] for t in part.tokens_and_cost]))
         body.append("<h3>Error and end-reason rates</h3>")
         body.append(_table(["rate", "base", "new", "p (two-proportion)", "call"],
                            [[r.name, f"{r.base}/{r.base_runs}", f"{r.new}/{r.new_runs}",
@@ -167,5 +167,9 @@ def _cell(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _n(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
+def _n(value: float | None, unit: str = "") -> str:
+    return "—" if value is None else f"{value:.1f} {unit}".rstrip()
+
+
+def _kind(d: Difference) -> str:
+    return "not comparable" if d.blocking else "environment only" if d.environment else ""

@@ -118,9 +118,11 @@ def differences(rb: RunFiles, rn: RunFiles) -> list[Difference]:
     for key in ("users", "arrival", "rate_per_s", "duration_s", "workers"):
         if pb.get(key) != pn.get(key):
             out.append(Difference(field=f"load.{key}", base=pb.get(key), new=pn.get(key)))
-    out += [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f)) for f in LISTED
+    both_embedded = mb.target_embedded and mn.target_embedded
+    out += [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f),
+                       environment=f == "machine" or (f == "target_url" and both_embedded)) for f in LISTED
             if getattr(mb, f) != getattr(mn, f)]
-    return out
+    return sorted(out, key=lambda d: (not d.blocking, d.environment))  # what matters first, where it ran last
 
 
 def verdict_changes(base: Path, new: Path) -> list[VerdictChange]:

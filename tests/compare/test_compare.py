@@ -110,3 +110,16 @@ def test_runs_of_another_eval_set_or_corpus_are_refused(runs: dict[str, Path], t
         assert result.decision == "not comparable"
         assert any(field in r for r in result.reasons), result.reasons
         assert result.parts[0].tcodes == [], "nothing is compared across different eval sets or corpora"
+
+
+def test_units_are_shown_and_where_a_run_happened_is_set_apart(runs: dict[str, Path]) -> None:
+    from rig.compare.report import markdown
+
+    result = compare_dirs(runs["base"], runs["slow"])
+    diffs = {d.field: d for d in result.parts[0].differences}
+    assert diffs["target_url"].environment and not diffs["target_url"].blocking  # two embedded runs, two free ports
+    assert result.decision != "not comparable"
+    text = markdown(result)
+    assert "environment only" in text
+    t4 = [line for line in text.splitlines() if line.startswith("| T4 | client |")]
+    assert t4 and all(" ms |" in line for line in t4), t4
