@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from rig.measure.events import Measure
 
-ON_PURPOSE = ("stopped/user_stop",)  # ends a user asked for: not failures
+LOAD_ENDED = "cut/load_ended"  # a run still streaming when the load run ended: the rig cut it, the target did not fail
+ON_PURPOSE = ("stopped/user_stop", LOAD_ENDED)  # ends a user or the rig asked for: not failures
 RIG_ERROR = "rig_error"
 
 

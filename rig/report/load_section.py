@@ -41,7 +41,7 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     errors = "".join(f"<li>{escape(str(k))}: {v}</li>" for k, v in summary.errors_by_reason.items())
     charts = [
         line_chart({"completed runs/s": windows(done, 1, "rate", x_range),
-                    "stopped by the user/s": windows(stopped, 1, "rate", x_range),
+                    "stopped (by a user or the run's end)/s": windows(stopped, 1, "rate", x_range),
                     "failed/s": windows(failed, 1, "rate", x_range)},
                    title="throughput", unit="/s", bands=band_rel, x_range=x_range),
         line_chart({"T4 p95": windows(t4, 5, "p95"), "T5 p95": windows(t5, 5, "p95")}, title="latency (5 s windows)",
@@ -71,7 +71,7 @@ def error_headline(summary: LoadSummary) -> str:
     if not p.windows:
         return head + "; no fault was injected"
     caused = ", ".join(f"{label} {n}" for label, n in sorted(p.in_fault.end_states.items())
-                       if not label.startswith("completed/") and label != "stopped/user_stop")  # users' own stops
+                       if not label.startswith("completed/") and label not in ON_PURPOSE)  # stops a user or the rig asked for
     recovery = [w.recovery_s for w in p.windows if w.recovery_s is not None]
     return (head + f"; inside the {len(p.windows)} injected fault window(s) "
             f"{p.in_fault.error_ratio or 0:.2%} ({p.in_fault.failed} of {p.in_fault.attempts}"

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 import gevent
+from gevent import GreenletExit
 from locust import task
 
 from rig.adapters.models import Event, RunDetail, TokenEvent
@@ -24,10 +25,10 @@ from rig.load.deriver import DERIVER
 from rig.load.plan import PaperSet
 from rig.load.process import run_tracer, schedule_of
 from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
-from rig.measure.derive import run_measures, search_measures, send_lag_measure
+from rig.measure.derive import run_measures, search_measures, send_lag_measure, tcode
 from rig.measure.events import Measure
 from rig.measure.sse import RawEvent
-from rig.measure.tally import task_row
+from rig.measure.tally import LOAD_ENDED, task_row
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.telemetry.tracing import traceparent_of
@@ -170,6 +171,10 @@ class ResearcherUser(AdapterUser):
                 raw.append(event)
         except TargetError as exc:
             run.error = _reason(exc)
+        except GreenletExit:  # the load run ended while this run streamed: counted as cut by the rig, not lost
+            self.record([tcode(TCode.T8, "client", 1.0, label=LOAD_ENDED, run_id=run.run_id, scenario=scenario,
+                               ts_ms=wall_ms(now_ns()))])
+            raise
         run.end_ns = now_ns()
         self.finish(run, scenario, raw)
 

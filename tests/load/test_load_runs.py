@@ -252,3 +252,15 @@ def test_a_rate_chart_draws_quiet_seconds_as_zero() -> None:
     assert windows(bursts, 1, "rate") == [(0.5, 2.0), (5.5, 1.0)]  # without a span: only where something happened
     filled = windows(bursts, 1, "rate", (0.0, 6.0))
     assert [v for _, v in filled] == [2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+
+
+@pytest.mark.slow
+def test_runs_still_streaming_when_the_load_ends_are_counted_as_cut_not_lost(tmp_path: Path) -> None:
+    """Answers far longer than the run: Locust stops the users after its stop timeout, and each run it cuts is a
+    run the load counted (`cut/load_ended`), not a failure of the target and not 'no run was measured'."""
+    options = LoadOptions(users=2, spawn_rate=2, duration_s=4, think_min_s=0.1, think_max_s=0.2, token_delay_ms=3000,
+                          fetch_detail=False, out=tmp_path / "run")
+    result = run_load(options)
+    s = result.summary
+    assert s is not None and s.end_states.get("cut/load_ended", 0) >= 1, s.end_states if s else None
+    assert s.runs >= 1 and s.error_ratio == 0.0 and result.decision.decision == "recorded", result.decision.reasons
