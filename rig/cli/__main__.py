@@ -1,3 +1,3 @@
-from rig.cli.main import app
+from rig.cli.main import main
 
-app(prog_name="rig")
+main()

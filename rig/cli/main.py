@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
+import tempfile
+import traceback
 from importlib import metadata
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -69,3 +73,22 @@ for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed 
         app.add_typer(_ep.load(), name=_ep.name)
     except ImportError as _exc:  # a broken plug-in must not take the other commands down with it
         print(f"warning: command group {_ep.name!r} ({_ep.value}) is unavailable: {_exc}", file=sys.stderr)
+
+
+def main() -> None:
+    """The `rig` command: every command's exit codes are 0 pass, 1 the target showed a failure, 2 nothing decided.
+    A crash of the rig's own code is never a 1: its traceback goes to a log file, the console gets one line."""
+    try:
+        app(prog_name="rig")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception as exc:  # a bug of the rig's own, outside a run that keeps its own rig-error.log
+        log = Path(tempfile.gettempdir()) / f"rig-crash-{os.getpid()}.log"
+        log.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+        print(f"error: the rig itself failed: {type(exc).__name__}: {str(exc)[:200]}\n"
+              f"fix: nothing was decided about the target; the traceback is in {log} — please report it",
+              file=sys.stderr)
+        raise SystemExit(2) from None

@@ -106,3 +106,21 @@ def test_a_gate_deadline_starts_no_case_after_it_and_resume_completes_the_run(tm
                              capture_output=True, text=True, timeout=600, cwd=ROOT)
     done = json.loads(resumed.stdout)
     assert resumed.returncode == 0 and done["verdicts"] == {"PASS": 2}, resumed.stdout[-2000:]
+
+
+def test_a_crash_of_the_rig_is_exit_2_with_its_traceback_in_a_log(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import rig.cli.main as cli
+
+    def broken(**_: object) -> None:
+        raise KeyError("a bug in the rig")
+
+    monkeypatch.setattr(cli, "app", broken)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "the rig itself failed: KeyError" in err and "Traceback" not in err
+    log = Path(err.split("the traceback is in ")[1].split(" — ")[0])
+    assert "KeyError: 'a bug in the rig'" in log.read_text(encoding="utf-8")
+    log.unlink()
