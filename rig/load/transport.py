@@ -3,7 +3,8 @@
 So Locust's request statistics are the adapter's real requests, each named by its operation (`ask`,
 `events`, `run` …), and a status the user expects (a 409 for a resume with no checkpoint) does not count
 as a failure. A stream is read one event block at a time (the blank line that ends an event), which
-keeps reading cheap and stamps every event the moment its block is complete.
+keeps reading cheap and stamps every event the moment its block is complete; a block that grows past
+`max_block_bytes` without its end is the target's protocol error (`StreamTooLarge`), never memory without bound.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import gevent
 
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.errors import RigError
+from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, StreamTooLarge
 
 DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep the connection
 
@@ -24,8 +26,9 @@ DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep
 class LocustTransport(Transport):
     """Sends through `client` (a FastHttpUser's `FastHttpSession`)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, max_block_bytes: int = MAX_EVENT_BYTES) -> None:
         self.client = client
+        self.max_block_bytes = max_block_bytes
         self._expected: frozenset[int] = frozenset()
 
     @contextmanager
@@ -76,13 +79,15 @@ class LocustTransport(Transport):
 
             def chunks() -> Iterator[bytes]:
                 try:
-                    head = raw.readline(b"\n")
+                    head = read_block(raw, b"\n", self.max_block_bytes)
                     if not head:
                         return
                     sep = b"\r\n\r\n" if delimiter == b"\n\n" and head.endswith(b"\r\n") else delimiter
                     yield head
-                    while block := raw.readline(sep):
+                    while block := read_block(raw, sep, self.max_block_bytes):
                         yield block
+                except StreamTooLarge:
+                    raise
                 except Exception as exc:  # reset, closed, timed out: the stream broke
                     raise TransportError(f"{type(exc).__name__}: {exc}") from None
 
@@ -91,6 +96,36 @@ class LocustTransport(Transport):
             finally:
                 _finish(raw)
                 self.client.cookiejar.clear()
+
+
+def read_block(raw: Any, sep: bytes, cap: int) -> bytes:
+    """The stream's next block up to and including `sep` (what is left, then b"", at its end), read as
+    geventhttpclient's own `readline` reads it — its body buffer, fed from its socket — but looking only at the new
+    bytes each time and bounded: a block past `cap` bytes is StreamTooLarge."""
+    buf = raw._body_buffer
+    start = 0
+    while True:
+        at = buf.find(sep, max(0, start - len(sep) + 1))
+        if at >= 0:
+            end = at + len(sep)
+            block = bytes(buf[:end])
+            del buf[:end]
+            return block
+        if len(buf) > cap:
+            raise StreamTooLarge("one event of the stream", cap, len(buf), bytes(buf[:SAMPLE_BYTES]))
+        start = len(buf)
+        if raw.message_complete:
+            rest = bytes(buf)
+            del buf[:]
+            return rest
+        sock = raw._sock
+        if sock is None:
+            raise TransportError("connection closed")
+        try:
+            raw.feed(sock.recv(raw.block_size))
+        except BaseException:
+            raw.release()
+            raise
 
 
 def stream_reader(resp: Any) -> Any:
@@ -104,7 +139,8 @@ def stream_reader(resp: Any) -> Any:
         takes_sep = callable(readline) and "sep" in inspect.signature(readline).parameters
     except (TypeError, ValueError):
         takes_sep = False
-    if not takes_sep:
+    parts = ("_body_buffer", "_sock", "feed", "message_complete", "block_size", "release")  # what read_block uses
+    if not takes_sep or not all(hasattr(raw, name) for name in parts):
         raise RigError(f"the load client's response ({type(resp).__name__}) has no stream reader "
                        "`_response.readline(sep)`: Locust or geventhttpclient changed what the rig reads streams with",
                        fix="install the locust and geventhttpclient versions pyproject.toml allows (make setup)")

@@ -1,14 +1,17 @@
 """Locust's own client reading a stream through LocustTransport, in a process of its own (Locust patches gevent in).
 
-    python tests/load/stream_client.py
+    python tests/load/stream_client.py          # three SSE events: prints the blocks
+    python tests/load/stream_client.py giant    # 64 MiB with no end of event, read with a 1 MiB cap
 
-Serves three SSE events on a loopback port, reads them through a real `FastHttpSession`, prints the blocks.
+Serves a stream on a loopback port and reads it through a real `FastHttpSession`; prints what it saw as JSON.
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import socket
+import sys
 
 import gevent
 from gevent.server import StreamServer
@@ -16,6 +19,7 @@ from locust.contrib.fasthttp import FastHttpSession
 from locust.event import EventHook
 
 from rig.load.transport import LocustTransport
+from rig.measure.sse import StreamTooLarge
 
 BODY = b"".join(b"id: %d\nevent: token\ndata: {}\n\n" % i for i in range(3))
 
@@ -27,7 +31,50 @@ def serve(sock: socket.socket, _: object) -> None:
     sock.close()
 
 
+SENT = {"bytes": 0}
+
+
+def serve_giant(sock: socket.socket, _: object) -> None:
+    """A stream whose one event never ends: 64 MiB of data, no blank line (the server stops when the client goes)."""
+    sock.recv(65536)
+    sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+    piece = b"data: " + b"x" * 65530
+    chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
+    try:
+        while SENT["bytes"] < 64 << 20:
+            sock.sendall(chunk)
+            SENT["bytes"] += len(piece)
+    except OSError:
+        pass
+    sock.close()
+
+
+def giant() -> None:
+    server = StreamServer(("127.0.0.1", 0), serve_giant)
+    server.start()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    seen: dict[str, object] = {}
+    try:
+        session = FastHttpSession(f"http://127.0.0.1:{server.server_port}", request_event=EventHook(), user=None)
+        with LocustTransport(session, max_block_bytes=1 << 20).stream("GET", "/events", op="events",
+                                                                        headers={}) as reply:
+            try:
+                for _ in reply.chunks():
+                    pass
+            except StreamTooLarge as exc:
+                seen = {"error": type(exc).__name__, **(exc.exchange or {})}
+    finally:
+        server.stop()
+        gevent.wait(timeout=1)
+    seen.pop("sample", None)
+    print(json.dumps({**seen, "sent_bytes": SENT["bytes"], "rss_before_mib": before,
+                      "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
 def main() -> None:
+    if sys.argv[1:] == ["giant"]:
+        giant()
+        return
     server = StreamServer(("127.0.0.1", 0), serve)
     server.start()
     try:

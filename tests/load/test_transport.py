@@ -17,13 +17,25 @@ HERE = Path(__file__).resolve().parent
 
 
 class _Reader:
+    _body_buffer = bytearray()
+    _sock = None
+    message_complete = True
+    block_size = 4096
+
     def readline(self, sep: bytes = b"\r\n") -> bytes:
         return b""
+
+    def feed(self, data: bytes) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
 
 
 def test_a_client_without_the_stream_reader_is_a_rig_error_not_empty_streams() -> None:
     for changed in (SimpleNamespace(), SimpleNamespace(_response=None), SimpleNamespace(_response=object()),
-                    SimpleNamespace(_response=SimpleNamespace(readline=lambda: b""))):
+                    SimpleNamespace(_response=SimpleNamespace(readline=lambda: b"")),
+                    SimpleNamespace(_response=SimpleNamespace(readline=lambda sep=b"": b""))):  # no body buffer
         with pytest.raises(RigError, match="changed what the rig reads streams with"):
             stream_reader(changed)
     reader = _Reader()
@@ -39,3 +51,15 @@ def test_the_installed_locust_client_reads_a_stream_event_by_event() -> None:
     head, *blocks = seen["blocks"]  # the first line alone (it tells LF from CRLF framing), then block by block
     assert head == "id: 0\n" and blocks == ["event: token\ndata: {}\n\n"] + \
         [f"id: {i}\nevent: token\ndata: {{}}\n\n" for i in (1, 2)]
+
+
+def test_a_block_without_its_end_stops_at_the_cap_through_the_installed_client() -> None:
+    """64 MiB without a blank line, read by Locust's real client with a 1 MiB cap: StreamTooLarge (the target's
+    protocol error) long before the target's end, the reading process's memory bounded."""
+    out = subprocess.run([sys.executable, str(HERE / "stream_client.py"), "giant"], capture_output=True, text=True,
+                         timeout=120, cwd=HERE.parent.parent)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["error"] == "StreamTooLarge" and seen["cap_bytes"] == 1 << 20, seen
+    assert seen["read_bytes"] < 2 << 20 and seen["sent_bytes"] < 64 << 20, seen
+    assert seen["max_rss_mib"] - seen["rss_before_mib"] < 32, seen
