@@ -1,6 +1,10 @@
 """Two-stage stop for long runs: the first Ctrl-C or SIGTERM asks the run to stop taking new work and finish
 what is in flight (then write its reports and decide "undecided"); a second one stops at once, leaving an
-evidence store that `rig report` can finish."""
+evidence store that `rig report` can finish.
+
+The work in flight has a grace: when it has not ended `grace_s` after the first signal, `GraceExpired` is raised
+in the main thread, so the run abandons it (recorded as interrupted by the rig, which `--resume` runs again) and
+still writes its reports."""
 
 from __future__ import annotations
 
@@ -12,24 +16,44 @@ from contextlib import contextmanager
 from types import FrameType
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+DEFAULT_GRACE_S = 120.0
+
+
+class GraceExpired(BaseException):  # noqa: N818 - not an error of the run: the operator's stop, carried out
+    """The work in flight outlived its grace after the first stop signal: it is abandoned, and its record says so."""
 
 
 class StopRequest:
     """Set by the first signal; `reason` says which one, for the run's decision."""
 
-    def __init__(self) -> None:
+    def __init__(self, grace_s: float | None = None) -> None:
         self.event = threading.Event()
         self.reason = ""
+        self.grace_s = grace_s
+        self.abandoned = ""  # what the grace cut short, for the run's decision
+        self._armed = False
 
     def __bool__(self) -> bool:
         return self.event.is_set()
 
+    def settle(self) -> None:
+        """The work in flight has ended: the grace no longer runs."""
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._armed = False
+
+    def _arm(self) -> None:
+        if self.grace_s and threading.current_thread() is threading.main_thread():
+            signal.setitimer(signal.ITIMER_REAL, self.grace_s)
+            self._armed = True
+
 
 @contextmanager
-def graceful_stop() -> Iterator[StopRequest]:
-    """Inside the block, the first SIGINT/SIGTERM sets the yielded request; the second raises KeyboardInterrupt.
+def graceful_stop(grace_s: float | None = None) -> Iterator[StopRequest]:
+    """Inside the block, the first SIGINT/SIGTERM sets the yielded request (and, with `grace_s`, raises
+    `GraceExpired` that long after unless the request is settled first); the second raises KeyboardInterrupt.
     Outside the main thread (where Python cannot install handlers) the request simply never fires."""
-    request = StopRequest()
+    request = StopRequest(grace_s)
     if threading.current_thread() is not threading.main_thread():
         yield request
         return
@@ -39,13 +63,22 @@ def graceful_stop() -> Iterator[StopRequest]:
             raise KeyboardInterrupt(f"{signal.Signals(signum).name} again: stopping at once")
         request.reason = f"stopped by {signal.Signals(signum).name}: no new work was started after it"
         request.event.set()
-        sys.stderr.write(f"\n{signal.Signals(signum).name}: finishing the work in flight, then the reports "
+        request._arm()
+        grace = f" (at most {grace_s:g} s)" if grace_s else ""
+        sys.stderr.write(f"\n{signal.Signals(signum).name}: finishing the work in flight{grace}, then the reports "
                          "(send it again to stop at once)\n")
         sys.stderr.flush()
 
+    def expired(signum: int, frame: FrameType | None) -> None:
+        if request._armed:
+            request._armed = False
+            raise GraceExpired(f"the work in flight did not end within {grace_s:g} s of the stop signal")
+
     previous = {s: signal.signal(s, handler) for s in _SIGNALS}
+    previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, expired)
     try:
         yield request
     finally:
+        request.settle()
         for s, h in previous.items():
             signal.signal(s, h)

@@ -59,3 +59,15 @@ def signal_when(cmd: list[str], ready: Callable[[], object], sig: int = signal.S
         if proc.poll() is None:
             proc.kill()
     return proc.returncode, out
+
+
+def running_case(run_dir: Path) -> int | None:
+    """The case the run's evidence store shows in flight (None: none, or no store yet)."""
+    db = run_dir / "evidence.sqlite3"
+    if not db.exists():
+        return None
+    store = EvidenceStore(db)
+    try:
+        return next((c.case_id for c in store.cases() if c.status == "running"), None)
+    finally:
+        store.close()

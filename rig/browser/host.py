@@ -12,6 +12,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from rig.browser.driver_session import driver_in_own_session
 from rig.browser.launch import launch_chromium
 from rig.errors import BrowserUnavailable
 
@@ -39,7 +40,8 @@ class BrowserHost:
             from playwright.async_api import async_playwright
         except ImportError as exc:
             raise BrowserUnavailable("Playwright is not installed") from exc
-        self.playwright = await async_playwright().start()
+        with driver_in_own_session():  # a terminal's Ctrl-C reaches the rig, not the browser's driver
+            self.playwright = await async_playwright().start()
         self.browser = await launch_chromium(self.playwright, headless=self.headless)
 
     def call(self, coro: Coroutine[Any, Any, T], timeout_s: float = 120) -> T:

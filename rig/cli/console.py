@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from rig.clock import parse_duration
 from rig.errors import RigError
 
 console = Console(highlight=False)
@@ -42,6 +43,17 @@ def option_error(exc: ValidationError, flags: dict[str, str]) -> RigError:
         shown = f" (got {err['input']!r})" if said and not isinstance(err.get("input"), dict) else ""
         lines.append(message if message.startswith("--") else f"{flag} {message}{shown}")
     return RigError("; ".join(lines), fix="see the command's --help")
+
+
+def seconds_option(text: str, flag: str) -> float:
+    """A duration option (`60s`, `2m`, `90`) in seconds, more than 0; anything else is the user's error (exit 2)."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+    if seconds <= 0:
+        raise typer.BadParameter(f"{text!r} is no time at all: it must be longer than 0 s", param_hint=flag)
+    return seconds
 
 
 Update = Callable[[str, float, float], None]  # (what is happening, done, total)

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rig.cli.console import console, fail
-from rig.clock import parse_duration
+from rig.cli.console import console, fail, option_error, seconds_option
 from rig.errors import RigError
 from rig.prerelease import PrereleaseOptions, run_prerelease
 
@@ -38,9 +38,12 @@ def demo(
     Exit code: the gate's (0 pass, 1 fail, 2 undecided).
     """
 
-    options = PrereleaseOptions(out=out, users=users, workers=workers, browsers=browsers,
-                                duration_s=parse_duration(duration), chaos=chaos, policy=policy,
-                                gate_browser=gate_browser, resume=resume)
+    try:
+        options = PrereleaseOptions(out=out, users=users, workers=workers, browsers=browsers,
+                                    duration_s=seconds_option(duration, "--duration"), chaos=chaos, policy=policy,
+                                    gate_browser=gate_browser, resume=resume)
+    except ValidationError as exc:
+        raise fail(option_error(exc, {"duration_s": "--duration"})) from None
     with Progress(TextColumn("[bold]{task.fields[part]}"), BarColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console) as bar:
         tasks: dict[str, TaskID] = {}

@@ -11,8 +11,7 @@ import typer
 from rich.table import Table
 
 from rig.catalog import load_eval_set
-from rig.cli.console import Output, console, fail, live_progress
-from rig.clock import parse_duration
+from rig.cli.console import Output, console, fail, live_progress, seconds_option
 from rig.errors import RigError
 from rig.gate.registry import all_cases
 from rig.gate.session import GateOptions, run_gate
@@ -70,6 +69,9 @@ def gate(
     deadline: Annotated[str | None, typer.Option(
         help="The whole gate's time limit, e.g. 30m: no case starts after it (the one in flight ends); the run is "
              "then undecided and --resume completes it.")] = None,
+    grace: Annotated[str, typer.Option(
+        help="After a first Ctrl-C/SIGTERM, how long the case in flight may take to end before the rig abandons it "
+             "(recorded U 'interrupted', which --resume runs again).")] = "2m",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no verdict table: the decision only.")
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
@@ -81,11 +83,9 @@ def gate(
     2 undecidable (target unreachable, config invalid, or evidence that cannot decide).
     """
 
-    try:
-        deadline_s = parse_duration(deadline) if deadline else None
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--deadline") from None
-    options = GateOptions(deadline_s=deadline_s, target=target, config=config, cases=_ids(cases), modules=module,
+    deadline_s = seconds_option(deadline, "--deadline") if deadline is not None else None
+    grace_s = seconds_option(grace, "--grace")
+    options = GateOptions(deadline_s=deadline_s, grace_s=grace_s, target=target, config=config, cases=_ids(cases), modules=module,
                           repeat=repeat, out=out,
                           resume=resume, policy=policy, eval_set=eval_set, load=load,
                           browser=browser, selectors=selectors, pushgateway=pushgateway,

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, fail, option_error
 from rig.clock import parse_duration
 from rig.errors import RigError
 from rig.netlab.lab import LabOptions, default_out, run_lab
@@ -49,9 +50,12 @@ def run(
                              link_down_at_s=_seconds(link_down_at), link_down_for_s=_seconds(link_down_for) or 8.0,
                              latency_ms=latency, latency_at_s=_seconds(latency_at) or 0.0,
                              latency_for_s=_seconds(latency_for) or 10.0)
-    except ValueError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        raise fail(option_error(exc, {"duration_s": "--duration", "kill_worker_at_s": "--kill-worker-at",
+                                      "link_down_at_s": "--link-down-at", "link_down_for_s": "--link-down-for",
+                                      "latency_at_s": "--latency-at", "latency_for_s": "--latency-for"})) from None
+    except ValueError as exc:  # a duration that does not parse
+        raise fail(RigError(str(exc), fix="durations look like 30s, 2m or 90")) from None
     try:
         with console.status("lab") as status:
             result = run_lab(options, progress=lambda text: status.update(f"lab: {text}"))

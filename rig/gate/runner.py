@@ -4,7 +4,8 @@ A case that lacks a capability ends BLOCKED naming it; a target that stops answe
 and leaves the rest NOT_RUN; a status the case did not expect, or an answer the protocol does not allow,
 is the target breaking a promise: FAIL with the exchange as evidence. An error in the rig itself ends
 the case U with its traceback kept.
-Finished cases are skipped on `--resume`.
+Finished cases are skipped on `--resume`, except one the rig itself cut short (its `interrupted` item: the grace after
+a stop signal ran out while it was in flight), which runs again.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rig.fixtures import CorpusManifest
 from rig.gate.browser_kit import browser_steps
 from rig.gate.context import CaseContext
 from rig.gate.registry import CaseSpec
+from rig.interrupt import GraceExpired
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
 from rig.verdict import Item, Verdict, aggregate
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from rig.gate.browser_kit import BrowserKit
 
 ProgressFn = Callable[[int, CaseSpec, Verdict | None], None]
+INTERRUPTED = "interrupted"  # the item of a case the rig abandoned after a stop signal; `--resume` runs it again
 
 
 @dataclass
@@ -49,6 +52,7 @@ class RunOutcome:
     browser: Any = None
     verdicts: dict[tuple[int, int], tuple[Verdict, str]] = field(default_factory=dict)
     stopped: bool = False  # a stop request ended the run before every case ran
+    abandoned: str = ""  # the case the stop's grace cut short, said in the run's decision
 
 
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
@@ -59,7 +63,8 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     """Run every selected case `repeat` times (skipping those already finished in the store).
 
     With `browser` (a kit, or the reason none could start) the cases that have a browser half run it too.
-    Once `stop()` is true no further case starts (the one in flight finishes); the rest stay unrecorded.
+    Once `stop()` is true no further case starts (the one in flight finishes, or ends U `interrupted` when the stop's
+    grace runs out: `rig.interrupt`); the rest stay unrecorded.
     Each case is a span of `tracer` (the no-op tracer by default) carrying its verdict, with its steps and
     runs under it.
     """
@@ -67,37 +72,51 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     outcome.browser = browser
     tracer = tracer or noop_tracer()
     done = ran_cases(store)
-    for rep in range(1, repeat + 1):
-        for spec in specs:
-            case = eval_set.case(spec.case_id)
-            if (rep, spec.case_id) in done:
-                row = next(c for c in store.cases(rep) if c.case_id == spec.case_id)
-                outcome.verdicts[(rep, spec.case_id)] = (row.verdict or Verdict.U, row.reason or "")
+    in_flight: tuple[int, int] | None = None
+    try:
+        for rep in range(1, repeat + 1):
+            for spec in specs:
+                case = eval_set.case(spec.case_id)
+                if (rep, spec.case_id) in done:
+                    row = next(c for c in store.cases(rep) if c.case_id == spec.case_id)
+                    outcome.verdicts[(rep, spec.case_id)] = (row.verdict or Verdict.U, row.reason or "")
+                    if progress:
+                        progress(rep, spec, row.verdict)
+                    continue
+                if stop is not None and stop():
+                    outcome.stopped = True
+                    return outcome
+                store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
+                in_flight = (rep, spec.case_id)
+                if outcome.target_down:
+                    item = Item(name="not_run", verdict=Verdict.NOT_RUN, reason=outcome.target_down)
+                    store.add_item(rep, spec.case_id, item)
+                    verdict, reason = Verdict.NOT_RUN, outcome.target_down
+                else:
+                    verdict, reason = _traced(tracer, target, store, eval_set, corpus_dir, manifest, spec, rep,
+                                              chaos_defaults, outcome)
+                store.end_case(rep, spec.case_id, verdict, reason)
+                in_flight = None
+                outcome.verdicts[(rep, spec.case_id)] = (verdict, reason)
                 if progress:
-                    progress(rep, spec, row.verdict)
-                continue
-            if stop is not None and stop():
-                outcome.stopped = True
-                return outcome
-            store.begin_case(rep, spec.case_id, spec.record_id, case.module, case.name)
-            if outcome.target_down:
-                item = Item(name="not_run", verdict=Verdict.NOT_RUN, reason=outcome.target_down)
-                store.add_item(rep, spec.case_id, item)
-                verdict, reason = Verdict.NOT_RUN, outcome.target_down
-            else:
-                verdict, reason = _traced(tracer, target, store, eval_set, corpus_dir, manifest, spec, rep,
-                                          chaos_defaults, outcome)
-            store.end_case(rep, spec.case_id, verdict, reason)
-            outcome.verdicts[(rep, spec.case_id)] = (verdict, reason)
-            if progress:
-                progress(rep, spec, verdict)
+                    progress(rep, spec, verdict)
+    except GraceExpired as exc:  # the operator's stop, carried out: the case in flight is the rig's U, run again later
+        outcome.stopped = True
+        if in_flight is not None:
+            rep, case_id = in_flight
+            reason = f"interrupted by the rig: {exc}; --resume runs it again"
+            store.add_item(rep, case_id, Item(name=INTERRUPTED, verdict=Verdict.U, reason=reason))
+            store.end_case(rep, case_id, Verdict.U, reason)
+            outcome.verdicts[in_flight] = (Verdict.U, reason)
+            outcome.abandoned = f"case {case_id} was abandoned in flight ({exc})"
     return outcome
 
 
 def ran_cases(store: EvidenceStore) -> set[tuple[int, int]]:
-    """The case runs a resume keeps: finished with a verdict; one recorded NOT_RUN (the target was down, or could not
-    be set up) never ran, and runs on the resume."""
-    return {(c.rep, c.case_id) for c in store.cases() if c.status == "done" and c.verdict != Verdict.NOT_RUN}
+    """The case runs a resume keeps: finished with a verdict. One recorded NOT_RUN (the target was down, or could not
+    be set up) never ran, and one the rig interrupted never finished: both run on the resume."""
+    return {(c.rep, c.case_id) for c in store.cases() if c.status == "done" and c.verdict != Verdict.NOT_RUN
+            and not (c.verdict == Verdict.U and any(i.name == INTERRUPTED for i in store.items(c.rep, c.case_id)))}
 
 
 def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,

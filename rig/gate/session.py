@@ -27,7 +27,7 @@ from rig.gate.finish import finish_gate, load_observed
 from rig.gate.metrics_push import push_gate_results
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import ran_cases, run_cases
-from rig.interrupt import graceful_stop
+from rig.interrupt import DEFAULT_GRACE_S, graceful_stop
 from rig.measure.aggregate import observed
 from rig.plugins import load_extensions
 from rig.policy import Decision, load_policy
@@ -60,6 +60,7 @@ class GateOptions(BaseModel):
     modules: list[str] | None = None
     repeat: int = Field(1, ge=1)
     deadline_s: float | None = Field(None, gt=0)  # no case starts after this long; the rest are recorded as not run
+    grace_s: float = Field(DEFAULT_GRACE_S, gt=0)  # after a first stop signal, the case in flight's most time
     out: Path | None = None
     resume: Path | None = None
     policy: Path | None = None
@@ -184,10 +185,14 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             if progress:
                 progress("starting the browser", counter["n"], total)
             browser = _start_browser(options, target.adapter.base_url, run_dir)
-        def over() -> bool:
-            return bool(stop) or (ends_at is not None and time.monotonic() > ends_at)
 
-        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then reports
+        def over() -> bool:
+            if stop:
+                stop.settle()  # no case is in flight now: the grace is over
+                return True
+            return ends_at is not None and time.monotonic() > ends_at
+
+        with graceful_stop(options.grace_s) as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then reports
             outcome = run_cases(target, store, eval_set, corpus_dir, corpus_manifest, specs,
                                 repeat=options.repeat, chaos_defaults=defaults, progress=on_case, browser=browser,
                                 tracer=tracer, stop=over)
@@ -199,7 +204,8 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             store.set_meta("target_down", outcome.target_down)
         if outcome.stopped:  # `rig report` keeps saying so
             why = stop.reason if stop else f"the gate's deadline of {options.deadline_s:.0f} s passed: no case started after it"
-            store.set_meta("stopped", f"{why} ({counter['n']} of {total} case runs done)")
+            cut = f"; {outcome.abandoned}" if outcome.abandoned else ""
+            store.set_meta("stopped", f"{why} ({counter['n']} of {total} case runs done{cut})")
         manifest.ended_at = now_iso()
         write_manifest(run_dir, manifest)
         decision, data = finish_gate(run_dir, store, manifest)

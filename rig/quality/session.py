@@ -19,7 +19,7 @@ from rig.clock import now_iso
 from rig.config import RigConfig, load_config
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
-from rig.interrupt import graceful_stop
+from rig.interrupt import DEFAULT_GRACE_S, GraceExpired, graceful_stop
 from rig.plugins import load_extensions
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
@@ -119,20 +119,25 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
                 progress(f"{turn.record_id} → {verdict.value}", counter["n"], total)
 
         target_down: str | None = None
-        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM lets the case in flight end, then the reports
-            for case in cases:
-                if all((1, key) in done for key, _ in case.turns):
-                    counter["n"] += len(case.turns)
-                    continue
-                if stop:
-                    store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done)")
-                    break
-                driver = CaseDriver(case, opened, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
-                                    on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
-                                    corpus_dir=opened.corpus_dir,
-                                    target_down=target_down)
-                driver.run(quality_scenario(case.kind))
-                target_down = driver.target_down
+        with graceful_stop(DEFAULT_GRACE_S) as stop:  # a first Ctrl-C/SIGTERM: the case in flight ends, then reports
+            try:
+                for case in cases:
+                    if all((1, key) in done for key, _ in case.turns):
+                        counter["n"] += len(case.turns)
+                        continue
+                    if stop:
+                        stop.settle()
+                        store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done)")
+                        break
+                    driver = CaseDriver(case, opened, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
+                                        on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
+                                        corpus_dir=opened.corpus_dir,
+                                        target_down=target_down)
+                    driver.run(quality_scenario(case.kind))
+                    target_down = driver.target_down
+            except GraceExpired as exc:  # the turn in flight stays unfinished: `--resume` runs it again
+                store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done; the turn in "
+                                          f"flight was abandoned: {exc})")
         tracer.flush()
         if started:
             settle_target_spans(store, receiver)
