@@ -3,7 +3,8 @@
 This module is the chaos package's `rig.extensions` entry point: importing it adds the listeners. `load_init`
 reads the schedule (a bad file fails before anything starts); `load_starting` checks its steps against the
 target and serves the schedule's metrics; `load_running` runs the steps beside Locust; `load_finished` checks
-what each restart kept and puts the chaos analysis into the summary (load.json and the report's chaos section).
+what each restart kept and puts the chaos analysis into the summary (load.json and the report's chaos section);
+`load_closed` releases the schedule's metrics endpoint and tracer however the run ended.
 """
 
 from __future__ import annotations
@@ -83,9 +84,13 @@ class ChaosLoad:
                                 grouping_key={"run": ctx.run_dir.name})
             except OSError as exc:
                 chaos.push_error = str(exc)
+
+    def close(self) -> None:
+        """Stop serving the schedule's metrics and flush its spans (idempotent)."""
         self.metrics.close()
         if self._tracer is not noop_tracer():
             self._tracer.close()
+            self._tracer = noop_tracer()
 
 
 _RUNNING: dict[Path, ChaosLoad] = {}  # by run directory: the schedule each load run in this process follows
@@ -106,8 +111,8 @@ def start_schedule(run: LoadContext) -> None:
         return
     schedule = ChaosLoad(o.chaos, metrics_port=o.chaos_metrics_port, metrics_host=o.metrics_host,
                          pushgateway=o.pushgateway, otlp_endpoint=o.otlp_endpoint)
+    _RUNNING[run.run_dir] = schedule  # first: whatever prepare started, load_closed releases
     schedule.prepare(run)
-    _RUNNING[run.run_dir] = schedule
 
 
 @events.load_running.add_listener
@@ -121,6 +126,14 @@ def chaos(run: LoadContext) -> None:
 @events.load_finished.add_listener
 def analyse_schedule(run: LoadContext, summary: LoadSummary) -> None:
     """Restarts' committed answers checked, the per-window analysis in `summary.chaos`, the counters pushed."""
-    schedule = _RUNNING.pop(run.run_dir, None)
+    schedule = _RUNNING.get(run.run_dir)
     if schedule is not None:
         schedule.finish(run, summary)
+
+
+@events.load_closed.add_listener
+def release_schedule(run: LoadContext) -> None:
+    """However the run ended, the schedule's metrics endpoint and tracer are released."""
+    schedule = _RUNNING.pop(run.run_dir, None)
+    if schedule is not None:
+        schedule.close()

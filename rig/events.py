@@ -188,10 +188,14 @@ load_finished = EventHook(
     "decided and written.",
     _arg("run", "rig.load.session.LoadContext", "as in load_running"),
     _arg("summary", "rig.results.load.LoadSummary", "the run's summary (load.json)"))
+load_closed = EventHook(
+    "load_closed", "The load run is over, however it ended (finished, stopped, or failed after load_starting): "
+    "release what load_starting took.",
+    _arg("run", "rig.load.session.LoadContext", "as in load_starting"))
 
 EVENTS: tuple[EventHook, ...] = (case_started, case_ended, item_recorded, exchange, run_event, span_received,
                                  fault_injected, window_opened, window_closed, load_init, load_starting,
-                                 load_running, load_finished)
+                                 load_running, load_finished, load_closed)
 
 
 def reference() -> str:

@@ -257,6 +257,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
     finally:
         if ctx is not None:
             ctx.stopped.set()
+            events.load_closed.fire(run=ctx)  # however the run ended: what load_starting took is released
         if procs is not None:
             procs.stop()
         if conn is not None:

@@ -64,3 +64,32 @@ def test_restart_under_load_interrupts_runs_loses_nothing_and_measures_recovery(
     html = (result.run_dir / "report.html").read_text()
     assert "restart restart" in html and "first good run" in html and "interrupted (marked server_restart): " \
         f"{restart['interrupted']}" in html
+
+
+def test_a_load_run_that_fails_after_the_schedule_started_leaves_nothing_of_it_running(tmp_path: Path) -> None:
+    """`load_closed` fires however the run ended: the schedule's metrics endpoint is shut and its state dropped."""
+    import httpx
+
+    from chaos import load_hook
+    from rig import events
+    from rig.errors import RigError
+    from rig.load.session import LoadContext
+    from rig.plugins import load_extensions
+
+    load_extensions()  # the chaos plug-in's listeners come first, as under `rig load --chaos`
+    path = tmp_path / "schedule.yaml"
+    path.write_text(SCHEDULE, encoding="utf-8")
+    seen: dict[str, str] = {}
+
+    def fail_after_the_schedule(run: LoadContext) -> None:
+        seen["metrics"] = str(run.store.meta("chaos_metrics"))
+        seen["served"] = httpx.get(seen["metrics"], timeout=5).text
+        raise RigError("a listener refused the run after the schedule started")
+
+    options = LoadOptions(users=1, duration_s=30, out=tmp_path / "run", chaos=path)
+    with events.load_starting.listening(fail_after_the_schedule), pytest.raises(RigError, match="refused the run"):
+        run_load(options)
+    assert "rig_chaos" in seen["served"], "the schedule served its metrics while the run was up"
+    with pytest.raises(httpx.TransportError):
+        httpx.get(seen["metrics"], timeout=2)
+    assert load_hook._RUNNING == {}
