@@ -48,6 +48,12 @@ DEFECTS: dict[str, str] = {
     "tool_count_inflated": "the run record counts one more proposed and executed tool call than the run made",
     "md_export_page_shift": "the Markdown export names the page after each citation's page (the JSON export is right)",
     "replay_repeats_last": "a stream resumed with Last-Event-ID starts again at that event instead of after it",
+    "foreign_stop": "a run can be stopped by any logged-in account, not only by its owner",
+    "stop_drops_citations": "stopping a run deletes the citations of the session's earlier answers",
+    "late_stop_rewrites": "a stop of a run that has already ended is accepted and rewrites its record to "
+                          "stopped/user_stop",
+    "direct_calls_misreported": "the direct search entry reports every proposed call as executed, even when it "
+                                "merged them (its spans show the executions it ran)",
     "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
                   "defect: caught by error_rate.steady, not by a gate case)",
 }

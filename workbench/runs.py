@@ -182,6 +182,16 @@ class RunManager:
         return len(rows)
 
     # -- reading ------------------------------------------------------------------------------------------
+    def rewrite_end(self, run_id: str, state: str, end_reason: str) -> None:
+        """The seeded defect `late_stop_rewrites`: an ended run's record rewritten after the fact."""
+        row = self.svc.db.one("SELECT data FROM runs WHERE run_id=?", run_id)
+        if row is None:
+            return
+        d = {**loads(row["data"]), "state": state, "end_reason": end_reason}
+        with self.svc.db.tx() as conn:
+            conn.execute("UPDATE runs SET state=?, end_reason=?, data=? WHERE run_id=?",
+                         (state, end_reason, dumps(d), run_id))
+
     def detail(self, run_id: str) -> dict[str, Any] | None:
         live = self.live.get(run_id)
         if live is not None:

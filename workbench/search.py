@@ -5,6 +5,7 @@ Used by the direct tool entry and by the agent loop alike.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,7 @@ from workbench.chaos import InjectedFault
 from workbench.ids import new_id
 from workbench.index import Chunk, Scored
 from workbench.services import Services
-from workbench.stages import StageLog
+from workbench.stages import SpanSource, StageLog
 from workbench.text import search_tokens
 
 
@@ -98,9 +99,10 @@ def _hit(chunk: Chunk, paper_id: str | None, score: float, text: str, expanded: 
 async def internal_search(
     svc: Services, *, user_id: str, project_id: str | None, queries: list[str], scope: list[str] | None,
     history: list[dict[str, str]] | None = None, tool_call_ids: list[str] | None = None,
-    stages: StageLog | None = None,
+    stages: StageLog | None = None, executions: SpanSource | None = None,
 ) -> SearchOutcome:
-    """Run one tool call with one or more queries; every result names the tool call it answers."""
+    """Run one tool call with one or more queries; every result names the tool call it answers. With
+    `executions` (the direct entry's trace), each executed call is an `execute_tool internal_search` span."""
     stages = stages or StageLog(svc.metrics)
     ids = tool_call_ids or [new_id("tc") for _ in queries]
     allowed = allowed_documents(svc, user_id, project_id, scope)
@@ -119,7 +121,7 @@ async def internal_search(
                            for tc, q in zip(ids, queries, strict=True)]
         return outcome
     try:
-        hits_by_query = await _execute(svc, outcome, queries, history, allowed, stages)
+        hits_by_query = await _execute(svc, outcome, queries, history, allowed, stages, executions)
     except InjectedFault as exc:
         outcome.results = _failed_results(svc, ids, queries, exc, allowed)
         outcome.stages = stages.records[first_record:]
@@ -142,7 +144,8 @@ async def internal_search(
 
 
 async def _execute(svc: Services, outcome: SearchOutcome, queries: list[str], history: list[dict[str, str]] | None,
-                   allowed: set[str], stages: StageLog) -> list[list[dict[str, Any]]]:
+                   allowed: set[str], stages: StageLog, executions: SpanSource | None = None
+                   ) -> list[list[dict[str, Any]]]:
     context_terms: list[str] = []
     async with stages.stage("encode") as rec:
         await svc.faults.apply("encode", " ".join(queries))
@@ -153,13 +156,19 @@ async def _execute(svc: Services, outcome: SearchOutcome, queries: list[str], hi
                 outcome.retrieval_model_requests += 1
         term_lists = [search_tokens(q) + context_terms for q in queries]
         groups = _group_queries(term_lists)
-        outcome.executed_calls = len(groups)
+        outcome.executed_calls = len(groups) if "direct_calls_misreported" not in svc.defects or executions is None \
+            else len(queries)  # the seeded defect: the direct entry reports every proposed call as executed
         outcome.embedding_requests += len(groups)
         rec["queries"] = len(queries)
     async with stages.stage("query") as rec:
         await svc.faults.apply("query", " ".join(queries))
         k = svc.settings.search_top_k
-        group_hits = [svc.index.search(term_lists[g[0]], allowed, k) for g in groups]
+        group_hits = []
+        for g in groups:
+            with executions.span("execute_tool internal_search", {
+                    "gen_ai.tool.name": "internal_search", "gen_ai.tool.call.id": outcome.tool_call_ids[g[0]],
+                    "gen_ai.operation.name": "execute_tool", "tool.queries": len(g)}) if executions else nullcontext():
+                group_hits.append(svc.index.search(term_lists[g[0]], allowed, k))
         rec["hits"] = sum(len(h) for h in group_hits)
     meta = _doc_meta(svc, {s.chunk.doc_id for hits in group_hits for s in hits})
     expansions: dict[str, str | None] = {}

@@ -95,3 +95,26 @@ class RunTrace:
         self.count += 1
         with self.tracer.start_as_current_span(name, attributes=attributes) as span:
             yield span
+
+
+class ToolTrace:
+    """Spans of one call of the retrieval tool's direct entry, joined to the caller's `traceparent`: a root
+    `internal_search`, one `stage <name>` per stage and one `execute_tool internal_search` per executed call."""
+
+    def __init__(self, svc: Services, traceparent: str) -> None:
+        tracing = svc.tracing
+        self.tracer = tracing.tracer
+        ctx = tracing.propagator.extract({"traceparent": traceparent})
+        self.root = self.tracer.start_span("internal_search", context=ctx,
+                                           attributes={"gen_ai.tool.name": "internal_search"})
+
+    @contextmanager
+    def active(self) -> Iterator[Span]:
+        """The root is the current span inside the block, and ends with it."""
+        with trace.use_span(self.root, end_on_exit=True) as span:
+            yield span
+
+    @contextmanager
+    def span(self, name: str, attributes: dict[str, Any] | None = None) -> Iterator[Span]:
+        with self.tracer.start_as_current_span(name, attributes=attributes) as span:
+            yield span

@@ -250,7 +250,7 @@ class Adapter(ABC):
 
     # retrieval
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
-               history: list[dict[str, str]] | None = None) -> SearchResult:
+               history: list[dict[str, str]] | None = None, *, traceparent: str | None = None) -> SearchResult:
         raise CapabilityMissing("direct_search")
 
     # sessions and runs

@@ -175,7 +175,7 @@ class OpenWebUIAdapter(Adapter):
 
     # -- retrieval -------------------------------------------------------------------------------------------
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
-               history: list[dict[str, str]] | None = None) -> SearchResult:
+               history: list[dict[str, str]] | None = None, *, traceparent: str | None = None) -> SearchResult:
         if history:
             raise CapabilityMissing("search_history", detail="Open WebUI's retrieval takes no conversation history")
         collections = [f"file-{d}" for d in scope] if scope else [project_id]

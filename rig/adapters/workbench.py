@@ -134,12 +134,13 @@ class WorkbenchAdapter(Adapter):
 
     # -- retrieval -------------------------------------------------------------------------------------------
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
-               history: list[dict[str, str]] | None = None) -> SearchResult:
+               history: list[dict[str, str]] | None = None, *, traceparent: str | None = None) -> SearchResult:
         body: dict[str, Any] = {"project_id": project_id, "queries": queries, "scope": scope}
         if history:
             body["history"] = history
         sent = now_ns()
-        data = self.json(auth, "POST", f"{API}/tools/internal_search", op="search", json=body)
+        data = self.json(auth, "POST", f"{API}/tools/internal_search", op="search", json=body,
+                         headers={"traceparent": traceparent} if traceparent else None)
         return SearchResult.model_validate({**data, "sent_ns": sent, "received_ns": now_ns()})
 
     # -- sessions and runs -----------------------------------------------------------------------------------

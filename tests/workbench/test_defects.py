@@ -7,8 +7,9 @@ started with one defect must fail that defect's probe.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -451,6 +452,60 @@ def _(wb: LiveWorkbench) -> bool:
     return [e.id for e in resumed] == [e.id for e in asked.events if e.id is not None and e.id > last]
 
 
+def _running(wb: LiveWorkbench) -> tuple[str, str, Iterator[Any]]:
+    """A's session and a run of it, streaming its answer (inside `slow_stream`)."""
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
+    stream = wb.adapter.events(wb.auth_a, sub.run_id)
+    next(e for e in stream if isinstance(e, TokenEvent))
+    return sid, sub.run_id, stream
+
+
+@probe("foreign_stop")
+def _(wb: LiveWorkbench) -> bool:
+    with slow_stream(wb):
+        _, run_id, stream = _running(wb)
+        refused = status(lambda: wb.adapter.stop(wb.auth_b, run_id)) in (403, 404)
+        owner = status(lambda: wb.adapter.stop(wb.auth_a, run_id))
+        list(stream)
+    return refused and owner == 200
+
+
+@probe("stop_drops_citations")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+
+    def cited() -> list[str]:
+        return [c.citation_id for m in wb.adapter.session(wb.auth_a, asked.session_id).messages for c in m.citations]
+
+    before = cited()
+    with slow_stream(wb):
+        sub = wb.adapter.ask(wb.auth_a, asked.session_id, "请查清买家保护与徽章关系并给依据。")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if isinstance(e, TokenEvent))
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        list(stream)
+    return bool(before) and cited()[:len(before)] == before
+
+
+@probe("late_stop_rewrites")
+def _(wb: LiveWorkbench) -> bool:
+    asked = ask(wb, ["P32"], "2.9%指什么？")
+    late = status(lambda: wb.adapter.stop(wb.auth_a, asked.run_id))
+    after = wb.adapter.run(wb.auth_a, asked.run_id)
+    return late == 409 and (after.state, after.end_reason) == ("completed", "completed")
+
+
+@probe("direct_calls_misreported")
+def _(wb: LiveWorkbench) -> bool:
+    queries = ["买家保护实施后声誉徽章溢价如何变化", "徽章还剩多少信号价值", "买家保护实施后声誉徽章溢价如何变化"]
+    scope = [wb.corpus.doc("P32")]
+    plain = wb.adapter.search(wb.auth_a, wb.corpus.project_id, queries, scope)
+    traced = wb.adapter.search(wb.auth_a, wb.corpus.project_id, queries, scope,
+                               traceparent=f"00-{'ab' * 16}-{'cd' * 8}-01")
+    return plain.executed_calls == traced.executed_calls == 2
+
+
 @probe("flaky_runs")
 def _(wb: LiveWorkbench) -> bool:
     states = [ask(wb, ["P32"], "2.9%指什么？").detail.state for _ in range(20)]
@@ -459,6 +514,12 @@ def _(wb: LiveWorkbench) -> bool:
 
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
+
+
+def test_every_defect_of_a_case_has_its_guarding_case() -> None:
+    from rig.selftest import GUARDS
+
+    assert set(GUARDS) == set(DEFECTS) - {"flaky_runs"}  # flaky_runs is a load run's (error_rate.steady)
 
 
 def test_the_clean_build_keeps_every_promise(live: LiveWorkbench) -> None:

@@ -91,12 +91,19 @@ async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
 async def stop(run_id: str, request: Request, body: StopIn | None = None,
                user: User = Depends(current_user)) -> dict[str, Any]:
     svc = services(request)
-    require_run(svc.db, user.user_id, run_id)
+    row = require_run(svc.db, None if "foreign_stop" in svc.defects else user.user_id, run_id)
     live = svc.runs.live.get(run_id)
     if live is None or live.detail["state"] in TERMINAL:
         detail = svc.runs.detail(run_id) or {}
+        if "late_stop_rewrites" in svc.defects and detail:
+            svc.runs.rewrite_end(run_id, "stopped", "user_stop")
+            return {"run_id": run_id, "stop_requested": True}
         raise ApiError(409, "run_not_active", "the run has already ended",
                        {"state": detail.get("state"), "end_reason": detail.get("end_reason")})
+    if "stop_drops_citations" in svc.defects:
+        with svc.db.tx() as conn:
+            conn.execute("DELETE FROM citations WHERE message_id IN (SELECT message_id FROM messages WHERE "
+                         "session_id=?)", (row["session_id"],))
     svc.runs.stop(live, "user_stop")
     return {"run_id": run_id, "stop_requested": True}
 
@@ -109,6 +116,11 @@ async def resume(run_id: str, request: Request, user: User = Depends(current_use
     if row["state"] not in RESUMABLE or run_id in svc.runs.live:
         raise ApiError(409, "not_resumable", f"a run in state {row['state']} cannot be resumed",
                        {"state": row["state"]})
+    again = svc.db.one("SELECT run_id FROM runs WHERE json_extract(data, '$.resume_from')=? ORDER BY created_ms",
+                       run_id)
+    if again is not None:  # one continuation per stopped run: a second resume names the first
+        raise ApiError(409, "already_resumed", "this run was already resumed; continue from that run",
+                       {"run_id": again["run_id"]})
     checkpoint = latest_checkpoint(svc, run_id)
     if checkpoint is None and "resume_without_checkpoint_restarts" in svc.defects:
         checkpoint = {"checkpoint_id": None, "parts": {}, "state": None}

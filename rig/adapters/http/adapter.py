@@ -312,10 +312,11 @@ class HttpAdapter(Adapter):
 
     # -- retrieval -------------------------------------------------------------------------------------------
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
-               history: list[dict[str, str]] | None = None) -> SearchResult:
+               history: list[dict[str, str]] | None = None, *, traceparent: str | None = None) -> SearchResult:
         sent = now_ns()
         data, exchange = self.answer("search", auth, project_id=project_id, queries=queries,
-                                     query=queries[0] if queries else None, scope=scope, history=history or None)
+                                     query=queries[0] if queries else None, scope=scope, history=history or None,
+                                     traceparent=traceparent)
         return fit(SearchResult, {**(data or {}), "sent_ns": sent, "received_ns": now_ns()}, operation="search",
                    exchange=exchange, fix="check target.http.search.result")
 
