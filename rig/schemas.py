@@ -10,6 +10,7 @@
 | `quality.json` | `rig.quality.summary.QualityReport` |
 | `prerelease.json` | `rig.prerelease.report.PrereleaseNumbers` |
 | `compare.json` | `rig.compare.model.CompareResult` |
+| `coverage.json` | `rig.coverage.CoverageMatrix` |
 | `--json` output | `rig.results.summary.RunSummary` |
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rig.compare.model import CompareResult
+from rig.coverage import CoverageMatrix
 from rig.prerelease.report import PrereleaseNumbers
 from rig.report.results import GateResults
 from rig.results.load import LoadSummary
@@ -31,7 +33,7 @@ from rig.results.summary import RunSummary
 
 MODELS: dict[str, type[BaseModel]] = {
     "load": LoadSummary, "results": GateResults, "quality": QualityReport, "prerelease": PrereleaseNumbers,
-    "compare": CompareResult, "summary": RunSummary,
+    "compare": CompareResult, "summary": RunSummary, "coverage": CoverageMatrix,
 }
 
 

@@ -31,7 +31,8 @@ GUARDS: dict[str, list[int]] = {
     "attachment_unreadable_kept": [11], "expand_error_hidden": [15], "resume_searches_again": [23],
     "resume_without_checkpoint_restarts": [25], "trace_id_unlinked": [34], "relogin_drops_citations": [17],
     "stop_waits_for_stage": [21], "tool_count_inflated": [12], "md_export_page_shift": [33],
-    "replay_repeats_last": [22],
+    "replay_repeats_last": [22], "foreign_stop": [4], "stop_drops_citations": [20], "late_stop_rewrites": [20],
+    "direct_calls_misreported": [13],
 }
 # One defect per reliability module: the subset CI runs.
 REPRESENTATIVE = ["logout_keeps_token", "silent_parse_failure", "fake_tool_success", "branch_mixing",
@@ -49,11 +50,12 @@ class DefectRow(BaseModel):
 class SelftestReport(BaseModel):
     clean: dict[int, str] = Field(default_factory=dict)
     clean_problems: list[str] = Field(default_factory=list)
+    coverage_never: list[str] = Field(default_factory=list)  # contract cells the clean gate never exercised
     defects: list[DefectRow] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.clean_problems and all(d.caught for d in self.defects)
+        return not self.clean_problems and not self.coverage_never and all(d.caught for d in self.defects)
 
 
 def run_selftest(defects: list[str] | None, out: Path, console: Console | None = None,
@@ -69,6 +71,8 @@ def run_selftest(defects: list[str] | None, out: Path, console: Console | None =
     report.clean = {c.case_id: c.verdict.value for c in clean.data.cases}
     report.clean_problems = [f"case {c.case_id} {c.verdict.value}: {c.reason}" for c in clean.data.cases
                              if c.verdict in (Verdict.FAIL, Verdict.U)]
+    if clean_cases is None and clean.data.coverage is not None:  # the whole gate: every contract cell reached
+        report.coverage_never = list(clean.data.coverage.never)
     for defect in names:
         result = run_gate(GateOptions(out=out / defect, cases=GUARDS[defect], defects=[defect]))
         verdicts = {c.case_id: c.verdict.value for c in result.data.cases}
@@ -89,6 +93,8 @@ def print_matrix(report: SelftestReport, console: Console) -> None:
                           for c, v in sorted(d.verdicts.items()))
         table.add_row(d.defect, cells, "[green]yes[/]" if d.caught else "[red]NO[/]")
     console.print(table)
+    if report.coverage_never:
+        console.print("[red]contract cells the clean gate never exercised:[/] " + ", ".join(report.coverage_never))
     if report.clean_problems:
         console.print("[red]clean workbench problems:[/] " + "; ".join(report.clean_problems))
     else:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry.trace import Span
 
+from rig.adapters.base import Adapter
 from rig.catalog.models import EvalSet, ReliabilityCase
+from rig.coverage.recorder import CoverageRecorder, CoveredAdapter
 from rig.errors import RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
@@ -15,6 +17,7 @@ from rig.gate.registry import CaseSpec
 from rig.target.recording import RecordingContext
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer
+from rig.verdict import Item, Verdict
 
 if TYPE_CHECKING:
     from rig.gate.browser_kit import BrowserKit
@@ -25,7 +28,10 @@ class CaseContext(RecordingContext):
 
     def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
                  eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *, tracer: RigTracer,
-                 span: Span) -> None:
+                 span: Span, coverage: CoverageRecorder | None = None) -> None:
+        self.coverage = coverage or CoverageRecorder()
+        self._covered = CoveredAdapter(target.adapter, self.coverage)
+        self._covered_from = len(self.coverage.exercises)
         super().__init__(rep, case.case_id, store, target, tracer=tracer, span=span)
         self.case = case
         self.spec = spec
@@ -33,6 +39,26 @@ class CaseContext(RecordingContext):
         self.corpus_dir = corpus_dir
         self.manifest = manifest
         self.browser: BrowserKit | None = None
+
+    @property
+    def adapter(self) -> Adapter:
+        """The target's adapter, each operation on an object noted in the coverage matrix (`rig.coverage`)."""
+        return cast(Adapter, self._covered)
+
+    def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
+             required: bool = True, needs: tuple[str, ...] = (), seen: dict[str, Any] | None = None) -> Item:
+        recorded = super().item(name, ok, reason, *evidence_ids, required=required, needs=needs, seen=seen)
+        self.coverage.attribute(f"case {self.case.case_id} {name}")
+        return recorded
+
+    def close(self) -> None:
+        """What the case exercised goes to the store (kind `coverage`) with the rest of its evidence."""
+        self.coverage.attribute(f"case {self.case.case_id}")
+        mine = self.coverage.exercises[self._covered_from:]
+        if mine:
+            self.evidence("coverage", f"{len(mine)} operation call(s) on objects",
+                          [e.model_dump() for e in mine])
+        super().close()
 
     def doc(self, paper_id: str) -> str:
         """doc_id of one of the 28 papers in A's main project."""

@@ -20,14 +20,14 @@ from rig.results.load import LoadSummary, observed_for_policy
 from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
 
-OUTPUTS = ("results.json", "report.md", "junit.xml", "report.html")
+OUTPUTS = ("results.json", "report.md", "junit.xml", "report.html", "coverage.json")
 
 
 def finish_gate_dir(run_dir: Path) -> Finished:
     """`rig report` of a gate run: its one decision, rebuilt from its directory."""
     with finishing(run_dir, "gate") as (manifest, store, early):
         decision, _ = finish_gate(run_dir, store, manifest)
-    return Finished(run_dir, "gate", decision, early, [run_dir / n for n in OUTPUTS])
+    return Finished(run_dir, "gate", decision, early, [run_dir / n for n in OUTPUTS if (run_dir / n).exists()])
 
 
 def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> tuple[Decision, ReportData]:
@@ -41,6 +41,8 @@ def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> t
     decision = decide_gate(verdicts, policy, observed_now, extra)
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     write_reports(run_dir, data)
+    if data.coverage is not None:  # the operations × actor × state matrix (docs/schemas/coverage.schema.json)
+        (run_dir / "coverage.json").write_text(data.coverage.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if manifest.decision_inputs.baseline:  # compare reads this run's results.json: decide again once it is written
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)

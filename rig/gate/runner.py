@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from rig.adapters.models import protocol_violation
 from rig.catalog.models import EvalSet
+from rig.coverage import Exercise
+from rig.coverage.recorder import CoverageRecorder
 from rig.errors import (
     AnswerNeverEnded,
     CapabilityMissing,
@@ -53,6 +55,7 @@ class RunOutcome:
     verdicts: dict[tuple[int, int], tuple[Verdict, str]] = field(default_factory=dict)
     stopped: bool = False  # a stop request ended the run before every case ran
     abandoned: str = ""  # the case the stop's grace cut short, said in the run's decision
+    coverage: CoverageRecorder = field(default_factory=CoverageRecorder)  # who the rig saw make each object
 
 
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
@@ -70,6 +73,7 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     """
     outcome = RunOutcome()
     outcome.browser = browser
+    _own_setup(outcome.coverage, target, store)
     tracer = tracer or noop_tracer()
     done = ran_cases(store)
     in_flight: tuple[int, int] | None = None
@@ -112,6 +116,20 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
     return outcome
 
 
+def _own_setup(coverage: CoverageRecorder, target: TargetSession, store: EvidenceStore) -> None:
+    """The setup's projects and uploads are A's and B's, as the rig made them; the uploads the setup made in this
+    attempt (each in its ingest record) are the owner's uploads into their own projects, judged by case 6."""
+    setup, names = target.setup, target.setup.usernames
+    a, b = names.get("a", target.auth["a"].username), names.get("b", target.auth["b"].username)
+    coverage.own(a, setup.project_a, setup.project_isolated, *setup.docs.values(), *setup.isolated.values())
+    coverage.own(b, setup.project_b_shared, setup.project_b_private, setup.b_shared_doc, setup.b_private_doc)
+    uploaded = [e for e in setup.ingest if e.t1_client_ms is not None]
+    if uploaded and not store.evidence(kind="coverage"):  # a resumed run's setup reuses what the first one made
+        store.add_evidence(None, None, "coverage", f"{len(uploaded)} upload(s) of the setup", [
+            Exercise(op="upload", actor="owner", state="ended", status="2xx", item="setup (judged by case 6)"
+                     ).model_dump()])
+
+
 def ran_cases(store: EvidenceStore) -> set[tuple[int, int]]:
     """The case runs a resume keeps: finished with a verdict. One recorded NOT_RUN (the target was down, or could not
     be set up) never ran, and one the rig interrupted never finished: both run on the resume."""
@@ -135,7 +153,7 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
              manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
              outcome: RunOutcome, tracer: RigTracer, span: Span) -> tuple[Verdict, str]:
     ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest,
-                      tracer=tracer, span=span)
+                      tracer=tracer, span=span, coverage=outcome.coverage)
     try:
         if spec.needs:
             ctx.require(*spec.needs)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rig.coverage import CoverageMatrix, Exercise, build_matrix
 from rig.evidence import CaseRow, EvidenceStore
 from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, run_ends, tcode_rows
 from rig.measure.events import Measure
@@ -57,6 +58,7 @@ class ReportData(BaseModel):
     end_reasons: dict[str, int]
     runs: list[RunRow]
     traces: list[TraceTree] = Field(default_factory=list)
+    coverage: CoverageMatrix | None = None  # the gate's operations × actor × state (rig.coverage)
 
 
 def final_verdict(repeats: list[Verdict]) -> tuple[Verdict, str | None]:
@@ -106,7 +108,8 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
         cases.append(CaseReport(
             record_id=last.record_id, case_id=case_id, module=last.module, name=last.name, verdict=verdict,
             reason=flip or (last.reason or ""), repeats=repeats, items=store.items(last.rep, case_id),
-            evidence=[e for e in store.evidence(last.rep, case_id) if e["kind"] != "http"][:evidence_per_case],
+            evidence=[e for e in store.evidence(last.rep, case_id) if e["kind"] not in ("http", "coverage")
+                      ][:evidence_per_case],
             metrics=headlines(per_case_measures.get(case_id, [])), duration_s=duration))
     end_reasons = run_ends(measures)
     traces = case_traces(store)
@@ -121,4 +124,12 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
     runs = [RunRow(run_id=r["run_id"], case_id=r["case_id"], trace_id=r["trace_id"], state=r["state"],
                    end_reason=r["end_reason"], spans=span_count(r["trace_id"])) for r in store.runs()]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
-                      end_reasons=dict(end_reasons), runs=runs, traces=traces)
+                      end_reasons=dict(end_reasons), runs=runs, traces=traces, coverage=coverage_of(store))
+
+
+def coverage_of(store: EvidenceStore) -> CoverageMatrix | None:
+    """The coverage matrix of the cases' recorded operation calls (None: a run that recorded none)."""
+    rows = store.evidence(kind="coverage")
+    if not rows:
+        return None
+    return build_matrix([Exercise.model_validate(x) for e in rows for x in e["data"]])

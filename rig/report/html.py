@@ -7,6 +7,7 @@ from collections import defaultdict
 from html import escape
 from typing import Any
 
+from rig.report.coverage_section import coverage_html
 from rig.report.data import CaseReport, ReportData, TCodeRow
 from rig.report.traces import traces_html
 from rig.verdict import Verdict
@@ -127,7 +128,10 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None,
                    f"{escape(str(r.end_reason))}</td><td><a href='#trace-{escape(str(r.trace_id))}'>"
                    f"{escape(str(r.trace_id))}</a></td><td class=num>{r.spans}"
                    f"</td></tr>" for r in data.runs)
-    extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in (sections or []))
+    blocks = [*(sections or [])]
+    if data.coverage is not None:
+        blocks.append(("Coverage of the target's operations", coverage_html(data.coverage)))
+    extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in blocks)
     kind = str(data.manifest.get("kind") or "gate")
     banner = f"{kind.capitalize()} decision: {d.decision.upper()}"
     runs_table = ("<h2>Runs and traces</h2><table><tr><th>run</th><th>case</th><th>end</th><th>trace</th>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rig.report.coverage_section import coverage_markdown
 from rig.report.data import ReportData
 
 
@@ -35,4 +36,6 @@ def markdown_report(data: ReportData) -> str:
                      f"{_fmt(s.p90, r.unit)} | {_fmt(s.p95, r.unit)} | {_fmt(s.p99, r.unit)} |")
     if data.end_reasons:
         lines += ["", "## T8 end states", ""] + [f"- {k}: {v}" for k, v in sorted(data.end_reasons.items())]
+    if data.coverage is not None:
+        lines += coverage_markdown(data.coverage)
     return "\n".join(lines) + "\n"

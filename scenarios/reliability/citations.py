@@ -9,6 +9,7 @@ from typing import Any
 from rig.adapters.models import Citation, Located
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.gate.saved import kept, snapshot
 from rig.pdftext import occurrences_on_page, pages_containing
 from rig.verdict import Verdict
 from scenarios.reliability.steps import answer_cited, answer_of, citation_on_its_page, file_for_doc, with_pages
@@ -336,7 +337,9 @@ def removed_source_not_back(ctx: CaseContext) -> None:
     p21, p32 = ctx.doc("P21"), ctx.doc("P32")
     opened = ctx.open_session(ctx.a, [p21, p32])
     first = ctx.chat(ctx.a, opened.session_id, "保修和买家保护分别怎样影响声誉溢价？")
+    saved = snapshot(ctx, [opened.session_id], [first.run_id])
     ctx.adapter.set_scope(ctx.a, opened.session_id, [p32])
+    kept(ctx, saved, "scope change")  # the history keeps what it cited: a scope change decides later answers
     second = ctx.chat(ctx.a, opened.session_id, "只保留买家保护那篇，重写一段。", revision=True)
     session = ctx.adapter.session(ctx.a, opened.session_id)
     old = [c for m in session.messages if m.run_id == first.run_id and m.role == "assistant" for c in m.citations]

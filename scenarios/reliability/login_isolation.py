@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from scenarios.reliability.foreign import foreign_actions
 from scenarios.reliability.steps import answer_cited, attempt, export_format, run_ended
 
 CASE1_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
@@ -83,10 +84,12 @@ def login_and_first_answer(ctx: CaseContext) -> None:
 @case(2, "可靠性-02-1", papers=("P32",))
 def anonymous_access(ctx: CaseContext) -> None:
     """Without logging in, request A's session, run record, run event stream, original file, page text, export
-    and citation.
+    and citation; then try every state-changing operation on A's objects (stop A's running run, resume A's stopped
+    one, regenerate A's answer, post into A's session, change its scope, upload into A's project).
 
     Expects: every request is refused and no protected text, file bytes or run content comes back;
-    hiding a menu would not count. Evidence: each request's status and (redacted) body.
+    hiding a menu would not count; A's re-read finds nothing changed. Evidence: each request's status and
+    (redacted) body, A's saved objects before and after.
     """
     got = _answered_session(ctx)
     sid, run_id, fragment, citation = got.session_id, got.run_id, got.fragment, got.citation
@@ -108,6 +111,7 @@ def anonymous_access(ctx: CaseContext) -> None:
             leaked = "%PDF" in result.body or (fragment and fragment[:20] in result.body) or "2.9%" in result.body
             e = ctx.observe(f"anonymous {name}", {"status": result.status, "content_leaked": bool(leaked)})
             ctx.item(name, result.denied and not leaked, f"status {result.status}, content leaked: {bool(leaked)}", e)
+    foreign_actions(ctx, None, "anon")  # and no state-changing operation on A's objects either
 
 
 @case(3, "可靠性-03-1", papers=("P32",))
@@ -139,10 +143,12 @@ def cross_account_original(ctx: CaseContext) -> None:
 
 @case(4, "可靠性-04-1", papers=("P32",))
 def cross_account_session_run_export(ctx: CaseContext) -> None:
-    """B requests A's session, run detail, event stream and export, one by one.
+    """B requests A's session, run detail, event stream and export, one by one; then B tries every state-changing
+    operation on A's objects (stop, resume, regenerate, post a message, change the scope, upload into A's project).
 
-    Expects: all entries refuse and leak nothing (covering every entry, not just run status).
-    Evidence: the results of each request and who owns each object.
+    Expects: all entries refuse and leak nothing (covering every entry, not just run status), and A's re-read
+    finds nothing changed. Evidence: the results of each request, who owns each object, A's saved objects before
+    and after.
     """
     got = _answered_session(ctx)
     sid, run_id, fragment = got.session_id, got.run_id, got.fragment
@@ -152,6 +158,7 @@ def cross_account_session_run_export(ctx: CaseContext) -> None:
         "run_events": lambda: list(ctx.adapter.events(ctx.b, run_id)),
         "export_md": lambda: ctx.adapter.export(ctx.b, sid, "md"),
         "export_json": lambda: ctx.adapter.export(ctx.b, sid, "json"),
+        "citation": lambda: ctx.adapter.locate_citation(ctx.b, got.citation),
     }
     ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username,
                            "sources": [ctx.paper_of(d) for d in got.sources]})
@@ -170,6 +177,7 @@ def cross_account_session_run_export(ctx: CaseContext) -> None:
         ctx.item("sources", not shown if got.sources else None, "B's listing shows none of the documents A's answer "
                  "rests on", e, seen={"status": listing.status, "a_sources_shown_to_b": [ctx.paper_of(d) for d in shown],
                                       "a_sources": [ctx.paper_of(d) for d in got.sources]})
+    foreign_actions(ctx, ctx.b, "b")
 
 
 @case(5, "可靠性-05-1", papers=("P32",))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import cast
 
 from rig import events
 from rig.adapters.base import Exchange
@@ -11,7 +12,9 @@ from rig.adapters.models import Auth, ModelConfigView
 from rig.errors import TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.gate.saved import kept, snapshot
 from rig.measure.transcript import RunTranscript
+from scenarios.reliability.foreign import must_refuse
 
 QUESTION = "2.9%指什么？"
 
@@ -72,7 +75,10 @@ def personal_model_config(ctx: CaseContext) -> None:
         ctx.item("actual_matches_selected", first.used(primary), "the run records the selected model, and the target "
                  "called that model", e1, seen={"selected": (primary.model, primary.config_version),
                                                 "run_records": first.recorded, "called": first.called})
+        first_session = first.run.session_id if first.run else None
+        saved = snapshot(ctx, [first_session] if first_session else [], [first.run.run_id] if first.run else [])
         alt = ctx.adapter.set_model_config(ctx.a, models.alternative["provider"], models.alternative["model"])
+        kept(ctx, saved, "model-config change")  # a config change decides later runs, never rewrites earlier ones
         second = _ask(ctx, ctx.a, fresh())
         e2 = ctx.observe("after changing the config", {"config": alt.model_dump(), "run_model": second.recorded,
                                                        "models_called": second.called})
@@ -101,7 +107,8 @@ def personal_model_config(ctx: CaseContext) -> None:
 def cross_account_model_config(ctx: CaseContext) -> None:
     """A and B each set a distinguishable config with their own key; each reads, edits and asks.
 
-    Expects: no response or record shows a key in plain text; a change affects only its own account;
+    Expects: no response or record shows a key in plain text; a change affects only its own account, and a
+    caller without credentials can neither read nor change one;
     each account's model requests use its own config. Evidence: both accounts' requests and responses,
     redacted configs and their owners, models recorded on runs (and called, through the rig's LLM proxy).
     A target whose per-user config carries no key of its own leaves the key item BLOCKED.
@@ -130,6 +137,16 @@ def cross_account_model_config(ctx: CaseContext) -> None:
         ctx.item("configs_isolated", a_again.model == a_view.model and b_again.model == b_view.model and
                  a_again.model != b_again.model, "each account reads its own config, B's edit left A's alone", e,
                  seen={"a_set": a_view.model, "a_reads": a_again.model, "b_set": b_view.model, "b_reads": b_again.model})
+        anonymous = cast(Auth, None)  # no credentials at all
+        must_refuse(ctx, "anon_model_config", "a caller without credentials", lambda: ctx.adapter.model_config(None))
+        tried = must_refuse(ctx, "anon_set_model_config", "a caller without credentials",
+                            lambda: ctx.adapter.set_model_config(anonymous, models.alternative["provider"],
+                                                                 models.alternative["model"]))
+        if tried is not None:
+            after = {w: ctx.adapter.model_config(auth).model for w, auth in (("a", ctx.a), ("b", ctx.b))}
+            ctx.item("anon_left_configs_alone", after == {"a": a_view.model, "b": b_view.model},
+                     "after the anonymous attempt each account still reads the config it set",
+                     seen={"after": after, "set": {"a": a_view.model, "b": b_view.model}})
         sid_a = ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id
         asked_a = _ask(ctx, ctx.a, sid_a)
         b_project = ctx.target.setup.project_b_shared

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from rig.adapters.models import Session
+import json
+
+from rig.adapters.models import Message, Session, TokenEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
-from scenarios.reliability.steps import answers
+from rig.gate.saved import kept, snapshot
+from scenarios.reliability.steps import answers, attempt, wait_terminal
 
 
 def _shape(session: Session) -> list[tuple[object, ...]]:
@@ -22,9 +25,9 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
     """
     turns = ctx.eval_set.quality_case("专家", 20)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
-    for i, turn in enumerate(turns):
-        ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0)
+    runs = [ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0).run_id for i, turn in enumerate(turns)]
     before = ctx.adapter.session(ctx.a, opened.session_id)
+    saved = snapshot(ctx, [opened.session_id], runs)
     reloaded = ctx.adapter.session(ctx.a, opened.session_id)
     ctx.adapter.logout(ctx.a)
     auth = ctx.target.relogin("a")
@@ -45,6 +48,7 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
              "parent and branch links unchanged", e,
              seen={"changed": [r[0] for r, a in zip(relations, [(m.message_id, m.parent_id, m.branch_id)
                                                                  for m in after.messages], strict=False) if r != a][:5]})
+    kept(ctx, saved, "re-login", auth=auth)
     more = ctx.chat(auth, opened.session_id, "再用一句话总结。", revision=True)
     ctx.item("can_continue", more.detail is not None and more.detail.state == "completed",
              f"a further turn ended {more.detail.state if more.detail else None}")
@@ -62,7 +66,9 @@ def regenerate_branches(ctx: CaseContext) -> None:
     first = ctx.chat(ctx.a, opened.session_id, "一篇说互补，一篇又像替代，我是不是读矛盾了？")
     session = ctx.adapter.session(ctx.a, opened.session_id)
     original = answers(session, first.run_id)[0]
+    saved = snapshot(ctx, [opened.session_id], [first.run_id])
     regen = ctx.regenerate(ctx.a, original.message_id, opened.session_id)
+    kept(ctx, saved, "regenerate", may_change=("export",))  # the current branch, which exports hold, moved
     session = ctx.adapter.session(ctx.a, opened.session_id)
     alternative = answers(session, regen.run_id)[0]
     e = ctx.observe("branches", {"original": (original.message_id, original.branch_id),
@@ -89,6 +95,45 @@ def regenerate_branches(ctx: CaseContext) -> None:
     ctx.item("citations_current_branch", follow_answer.branch_id == alternative.branch_id and not other,
              "the follow-up's citations come from its own run on this branch", e3,
              seen={"branch": follow_answer.branch_id, "expected_branch": alternative.branch_id, "foreign_citations": other})
+    _regenerate_while_running(ctx, opened.session_id, original)
+
+
+def _regenerate_while_running(ctx: CaseContext, session_id: str, original: Message) -> None:
+    """The edge: an answer regenerated while another run of the same session is still running. The contract: it is
+    accepted, on a branch of its own under the answer's question; the running run goes on in its own branch; neither
+    sees the other's messages."""
+    if ctx.lacks("regenerate_while_running", "run_detail", "run_model_input"):
+        return
+    with ctx.slow_model():
+        running = ctx.submit(ctx.a, session_id, "再说明一次两篇的区别。", parent_id=original.message_id)
+        stream = ctx.stream_until(ctx.a, running, lambda e: isinstance(e, TokenEvent))
+        regen = attempt(lambda: ctx.adapter.regenerate(ctx.a, original.message_id))
+        running.events.extend(stream)
+    ctx.finish(ctx.a, running)
+    regen_run = json.loads(regen.body).get("run_id") if regen.status == 200 else None
+    if regen_run:
+        wait_terminal(ctx, regen_run)
+    session = ctx.adapter.session(ctx.a, session_id)
+    by_run = {m.run_id: m for m in session.messages if m.role == "assistant"}
+    mine, theirs = by_run.get(regen_run), by_run.get(running.run_id)
+    question = next((m.message_id for m in session.messages if m.role == "user" and theirs is not None
+                     and m.message_id == theirs.parent_id), None)
+    d = ctx.adapter.run(ctx.a, regen_run) if regen_run else None
+    included = [i for mi in (d.model_input if d else []) for i in mi.included_message_ids]
+    e = ctx.observe("regenerate while a run of the session runs", {
+        "status": regen.status, "regenerated": regen_run, "running": running.run_id,
+        "running_ended": running.detail.state if running.detail else None,
+        "branches": (mine.branch_id if mine else None, theirs.branch_id if theirs else None),
+        "regenerated_parent": mine.parent_id if mine else None, "included": included})
+    ok = (regen.status == 200 and mine is not None and theirs is not None and mine.parent_id == original.parent_id
+          and mine.branch_id != theirs.branch_id and running.detail is not None
+          and running.detail.state == "completed" and question not in included)
+    ctx.item("regenerate_while_running", ok, "accepted on a branch of its own under the same question; the running "
+             "run ended completed on its branch; neither saw the other's messages", e,
+             seen={"status": regen.status, "running_ended": running.detail.state if running.detail else None,
+                   "same_question": (mine.parent_id == original.parent_id) if mine else None,
+                   "branches_apart": (mine.branch_id != theirs.branch_id) if mine and theirs else None,
+                   "saw_the_other_question": question in included})
 
 
 @case(19, "可靠性-19-1", codes=("T12",), papers=("quality:专家-20", "quality:用户-25"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rig.adapters.models import CheckpointEvent, Event, RunDetail, TokenEvent
@@ -11,6 +11,7 @@ from rig.clock import now_ns, wall_ms
 from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
+from rig.gate.saved import kept, snapshot
 from rig.measure.derive import restart_measures, stage_measures
 from rig.measure.transcript import RunTranscript
 from rig.target.restart import MISSING_RESTARTER
@@ -19,6 +20,7 @@ from rig.waiting import wait_until, wait_while_moving
 from scenarios.reliability.steps import (
     answer_of,
     answers,
+    attempt,
     model_calls_ended,
     run_ended,
     slots_in_use,
@@ -30,11 +32,18 @@ LONG = "请查清买家保护与徽章关系并给依据。"
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
 
 
-def _stop_when(ctx: CaseContext, session_id: str, question: str, until: type) -> RunTranscript:
-    """Ask, read until an event of type `until` arrives, stop, read the rest; returns the transcript."""
+def _stop_when(ctx: CaseContext, session_id: str, question: str, until: type, *,
+               while_running: Callable[[RunTranscript], None] | None = None,
+               after_stop: Callable[[RunTranscript], None] | None = None) -> RunTranscript:
+    """Ask, read until an event of type `until` arrives, stop, read the rest; returns the transcript.
+    `while_running` runs just before the stop, `after_stop` just after it (the edges of run control)."""
     run = ctx.submit(ctx.a, session_id, question)
     stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, until))
+    if while_running is not None:
+        while_running(run)
     ctx.stop(ctx.a, run)
+    if after_stop is not None:
+        after_stop(run)
     for event in stream:
         run.events.append(event)
     run.end_ns = now_ns()
@@ -65,14 +74,30 @@ def stop_during_generation(ctx: CaseContext) -> None:
     """While a P32 answer is being generated, press stop; then send a new request.
 
     Expects: the stop reaches the running task, the reason is saved, the session/slot is freed, a new
-    request is served, and results already saved remain. Evidence: stop time, task state, slot gauge.
+    request is served, and results already saved remain. At the edges: a resume of the run while it still runs is
+    refused, a second stop changes nothing more, and a stop of a run that has already ended is refused (or a no-op)
+    and leaves its record and answer as they were. Evidence: stop time, task state, slot gauge, the saved objects
+    before and after.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    kept = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    kept_run = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    before = snapshot(ctx, [opened.session_id], [kept_run.run_id])
     proxy = ctx.target.model_proxy
     since = proxy.last_seq() if proxy is not None else 0
+    edges = not ctx.caps.missing("stop=server", "run_detail")
+    seen: dict[str, Any] = {}
+
+    def resume_while_running(run: RunTranscript) -> None:
+        if edges and not ctx.caps.missing("resume"):
+            seen["resume"] = _resume(ctx, run.run_id)
+
+    def stop_again(run: RunTranscript) -> None:
+        if edges:
+            seen["second_stop"] = attempt(lambda: ctx.adapter.stop(ctx.a, run.run_id)).status
+
     with ctx.slow_model():
-        run = _stop_when(ctx, opened.session_id, LONG, TokenEvent)
+        run = _stop_when(ctx, opened.session_id, LONG, TokenEvent, while_running=resume_while_running,
+                         after_stop=stop_again)
         held = slots_in_use(ctx)
     if ctx.caps.missing("run_detail"):
         _stop_reached_by_disconnect(ctx, run, since)
@@ -84,16 +109,45 @@ def stop_during_generation(ctx: CaseContext) -> None:
         ctx.item("slot_released", freed if freed is not None else None,
                  "slot gauge back to 0" if freed else "the declared slot gauge is not exposed" if freed is None
                  else "slot still held", e2)
+    _edges_of_stop(ctx, run, seen, edges)
     after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
     ctx.item("new_request_served", ended == "completed" and bool(after.answer.strip()), f"next run ended {ended}",
              seen={"ended": ended, "answer_chars": len(after.answer)})
-    if ctx.lacks("saved_results_kept", "sessions"):  # nothing is saved where the target keeps no sessions
+    kept(ctx, before, "stop", name="saved_results_kept")
+    if edges:
+        late = attempt(lambda: ctx.adapter.stop(ctx.a, kept_run.run_id))
+        record = ctx.adapter.run(ctx.a, kept_run.run_id)
+        e3 = ctx.observe("stop of a run that had already ended", {"status": late.status, "state": record.state,
+                                                                   "end_reason": record.end_reason})
+        ctx.item("stop_after_end", late.status in (200, 409) and (record.state, record.end_reason) ==
+                 ("completed", "completed"), "a stop of an ended run is refused (409) or a no-op, and its record "
+                 "stays completed", e3, seen={"status": late.status, "record": f"{record.state}/{record.end_reason}"})
+        kept(ctx, before, "late stop")
+    else:
+        ctx.item("stop_after_end", Verdict.BLOCKED, "missing capability: " + ", ".join(
+            ctx.caps.missing("stop=server", "run_detail")))
+
+
+def _edges_of_stop(ctx: CaseContext, run: RunTranscript, seen: dict[str, Any], edges: bool) -> None:
+    """Resume while running and a second stop, judged once the run has ended."""
+    if not edges:
+        missing = ", ".join(ctx.caps.missing("stop=server", "run_detail"))
+        for name in ("resume_while_running", "stop_twice"):
+            ctx.item(name, Verdict.BLOCKED, f"missing capability: {missing}")
         return
-    session = ctx.adapter.session(ctx.a, opened.session_id)
-    earlier = answers(session, kept.run_id)
-    ctx.item("saved_results_kept", bool(earlier) and earlier[0].content.strip() == kept.answer.strip(),
-             "the answer saved before the stop is still there, unchanged" if earlier else "the earlier answer is gone")
+    d = run.detail
+    if "resume" in seen:
+        status, code, details = seen["resume"]
+        e = ctx.observe("resume of a run still running", {"status": status, "code": code, "details": details})
+        ctx.item("resume_while_running", status == 409, "a resume of a run that is still running is refused (409), "
+                 "not a second continuation", e, seen={"status": status, "code": code})
+    else:
+        ctx.item("resume_while_running", Verdict.BLOCKED, "missing capability: resume")
+    second = seen.get("second_stop")
+    ctx.item("stop_twice", second in (200, 409) and d is not None and (d.state, d.end_reason) ==
+             ("stopped", "user_stop"), "a second stop is accepted again or refused, and the run ends once, "
+             "stopped by the user", seen={"second_stop": second, "record": f"{d.state}/{d.end_reason}" if d else None})
 
 
 def _stop_reached_by_record(ctx: CaseContext, run: RunTranscript) -> None:
@@ -326,6 +380,7 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     old = _stopped_with_checkpoint(ctx, opened.session_id)
     assert old.detail is not None
     e0 = ctx.observe("checkpoint before resume", [c.model_dump() for c in old.detail.checkpoints])
+    before = snapshot(ctx, [opened.session_id], [old.run_id])
     resumed, new = ctx.resume(ctx.a, old.run_id, opened.session_id)
     ctx.read(ctx.a, new)  # T9: resume request → the linked run's end
     d = new.detail
@@ -344,6 +399,13 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
              seen={"session": d.session_id, "expected_session": opened.session_id, "new_searches": len(d.tool_calls)})
     old_state = ctx.adapter.run(ctx.a, old.run_id).state
     ctx.item("old_run_kept", old_state == "stopped", "the stopped run is unchanged", seen={"old_run_state": old_state})
+    kept(ctx, before, "resume")
+    status, code, details = _resume(ctx, old.run_id)  # the edge: one continuation per stopped run
+    e2 = ctx.observe("a second resume of the same run", {"status": status, "code": code, "details": details})
+    ctx.item("resume_twice", status == 409 and code == "already_resumed",
+             "a second resume of a run already resumed is refused, naming the first continuation", e2,
+             seen={"status": status, "code": code, "names_first": (details or {}).get("run_id") == resumed.run_id
+                   if isinstance(details, dict) else None})
 
 
 
@@ -360,6 +422,7 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
     for variant in variants:
         opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
         old = _stopped_with_checkpoint(ctx, opened.session_id)
+        before = snapshot(ctx, [opened.session_id], [old.run_id])
         restore = None
         if variant == "materials":
             ctx.adapter.set_scope(ctx.a, opened.session_id, [ctx.doc("P32"), ctx.doc("P21")])
@@ -375,10 +438,11 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
         e = ctx.observe(f"resume after {variant} change", {"status": status, "code": code, "details": details})
         ctx.item(f"{variant}_refused", status == 409 and code == "checkpoint_invalid",
                  f"resume answered {status} {code}", e)
-        kept = ctx.adapter.run(ctx.a, old.run_id)
-        ctx.item(f"{variant}_old_result_kept", kept.state == "stopped" and bool(kept.checkpoints),
+        record = ctx.adapter.run(ctx.a, old.run_id)
+        ctx.item(f"{variant}_old_result_kept", record.state == "stopped" and bool(record.checkpoints),
                  "the stopped run and its checkpoint are kept",
-                 seen={"old_run_state": kept.state, "checkpoints": len(kept.checkpoints)})
+                 seen={"old_run_state": record.state, "checkpoints": len(record.checkpoints)})
+        kept(ctx, before, f"{variant} change and refused resume", name=f"{variant}_saved_kept")
 
 
 def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
@@ -431,10 +495,12 @@ def nothing_to_resume(ctx: CaseContext) -> None:
     if not ctx.lacks("no_checkpoint_stated", "checkpoints", "resume"):
         assert run.detail is not None  # checkpoints are a run record's
         e = ctx.observe("checkpoints of the interrupted run", [c.model_dump() for c in run.detail.checkpoints])
+        before = snapshot(ctx, [opened.session_id], [run.run_id])
         status, code, details = _resume(ctx, run.run_id)
         e2 = ctx.observe("resume attempt", {"status": status, "code": code, "details": details})
         ctx.item("no_checkpoint_stated", not run.detail.checkpoints and status == 409 and code == "no_checkpoint",
                  f"resume answered {status} {code}", e, e2)
+        kept(ctx, before, "refused resume")
     again = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     ended = run_ended(again)
     e3 = ctx.observe("the question asked anew", {"interrupted": run_ended(run), "again": ended,
@@ -488,18 +554,20 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
         in_flight = not ctx.adapter.run(ctx.a, flight.run_id).terminal if records else flight.terminal is None
     ctx.evidence("fixture", "a run in flight at the restart", {"fixture": slowed.kind, "in_flight": in_flight})
     before = _committed(ctx, opened.session_id, [done.run_id], resumable)
+    saved = snapshot(ctx, [opened.session_id], [done.run_id, *([resumable.run_id] if resumable else [])])
     record = restarter.restart("kill")
     ctx.evidence("restart", "target restarted", {"fixture": "rig_process", **record.model_dump(exclude_none=True)})
     ctx.target.relogin("a")
     ctx.target.relogin("b")
     after = _committed(ctx, opened.session_id, [done.run_id], resumable)
-    kept = "messages" if "messages" in before else "documents"  # what must be there to compare at all
+    kept(ctx, saved, "restart")
+    held = "messages" if "messages" in before else "documents"  # what must be there to compare at all
     e = ctx.observe("committed data before and after", {"equal": before == after, "kept": sorted(before),
                                                         "messages": len(before.get("messages", [])),
                                                         "documents": len(before["documents"])})
-    ctx.item("committed_data_intact", before == after and bool(before[kept]),
+    ctx.item("committed_data_intact", before == after and bool(before[held]),
              "what was committed re-reads equal: " + ", ".join(sorted(before)), e,
-             seen={kept: len(before[kept]), "differs": [k for k in before if before[k] != after.get(k)]})
+             seen={held: len(before[held]), "differs": [k for k in before if before[k] != after.get(k)]})
     if ctx.lacks("interruption_truthful", "run_detail"):  # nothing but a run record can say how the cut run ended
         ctx.measures(restart_measures(record.began_ns, record.ready_ns))
         return

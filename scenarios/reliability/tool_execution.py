@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.adapters.models import Hit, RunDetail, ToolCallEvent, ToolResultEvent
+from opentelemetry.trace import Span
+
+from rig.adapters.models import Hit, RunDetail, SearchResult, ToolCallEvent, ToolResultEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
 from rig.measure.transcript import RunTranscript
 from rig.pdftext import page_texts, squash
 from rig.target.recording import Fixture
+from rig.telemetry.otlp_receiver import ReceivedSpan
+from rig.telemetry.tracing import trace_id_of, traceparent_of
+from rig.verdict import Verdict
+from rig.waiting import wait_while_moving
 from scenarios.reliability.steps import answer_of, model_calls_ended
 
 P32_QUESTION = "根据《Reputation and Regulations- Evidence from eBay》，2.9%指什么？用两句话解释并引用。"
@@ -147,7 +153,12 @@ def merged_queries(ctx: CaseContext) -> None:
         return
     scope = [ctx.doc("P32")]
     queries = ["买家保护实施后声誉徽章溢价如何变化", "徽章还剩多少信号价值", "买家保护实施后声誉徽章溢价如何变化"]
-    result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, queries, scope)
+    call_span = ctx.tracer.child("rig.direct_search", ctx.span, **{"rig.case_id": ctx.key})
+    try:  # in the case's trace: a target that sends spans shows what the call did
+        result = ctx.adapter.search(ctx.a, ctx.target.setup.project_a, queries, scope,
+                                    traceparent=traceparent_of(call_span))
+    finally:
+        call_span.end()
     ctx.measures(search_measures(result))
     e = ctx.observe("merged call", {"queries": queries, "proposed": result.proposed_calls,
                                     "executed": result.executed_calls,
@@ -170,6 +181,52 @@ def merged_queries(ctx: CaseContext) -> None:
              "results follow their calls; each query's hits equal the same query sent alone", e, e2,
              seen={"result_calls": [r.tool_call_id for r in result.results], "calls": result.tool_call_ids,
                    "queries_whose_hits_differ_from_alone": differ})
+    _self_report_checked(ctx, queries, result, call_span, e)
+
+
+def _self_report_checked(ctx: CaseContext, queries: list[str], result: SearchResult, call_span: Span,
+                         evidence: int) -> None:
+    """The entry's own counts against the rig's observation: different answers need different executions, so the
+    distinct result sets bound `executed_calls` from below and the queries sent bound `proposed_calls`; and where the
+    target sends spans of the call, one `execute_tool` span per executed call and one `stage <name>` per stage."""
+    distinct = {tuple((h.chunk_id, h.doc_id) for h in r.hits) for r in result.results}
+    executed = result.executed_calls or 0
+    ctx.item("executed_calls_possible", result.proposed_calls == len(queries) and len(distinct) <= executed
+             <= len(queries), "proposed calls are the queries sent; executed calls at least the distinct answers "
+             "returned and at most the calls proposed", evidence,
+             seen={"proposed": result.proposed_calls, "queries": len(queries), "executed": executed,
+                   "distinct_answers": len(distinct)})
+    receiver = ctx.target.receiver
+    parent = f"{call_span.get_span_context().span_id:016x}"
+    trace_id = trace_id_of(call_span)
+
+    def roots() -> list[ReceivedSpan]:
+        return [s for s in receiver.trace(trace_id) if s.parent_span_id == parent and s.scope != "rig"]
+
+    wait_while_moving(lambda: bool(roots()), lambda: len(receiver.spans), 5.0)  # while spans arrive, not a clock
+    if not roots():
+        ctx.item("self_report_matches_spans", Verdict.BLOCKED, "missing capability: the target sent no span of the "
+                 f"direct call to the rig's receiver (trace {trace_id})")
+        return
+    keep = {s.span_id for s in roots()}
+    spans = [s for s in receiver.trace(trace_id) if s.scope != "rig"]
+    grew = True
+    while grew:
+        grew = False
+        for s in spans:
+            if s.span_id not in keep and s.parent_span_id in keep:
+                keep.add(s.span_id)
+                grew = True
+    mine = [s for s in spans if s.span_id in keep]
+    executions = [s for s in mine if s.name.startswith("execute_tool")]
+    stage_spans = sorted(s.name.removeprefix("stage ") for s in mine if s.name.startswith("stage "))
+    stages = sorted(st.name for st in result.stages)
+    e = ctx.evidence("trace", "the target's spans of the direct call", [
+        {"name": s.name, "span_id": s.span_id, "parent": s.parent_span_id} for s in mine])
+    ctx.item("self_report_matches_spans", len(executions) == executed and (stage_spans == stages or not stage_spans),
+             "the entry's executed_calls and stage list agree with its own spans of the call", evidence, e,
+             seen={"executed_calls": executed, "execution_spans": len(executions), "stages": stages,
+                   "stage_spans": stage_spans})
 
 
 @case(14, "可靠性-14-1", codes=("T8",), papers=("P32",))
