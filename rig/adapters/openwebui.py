@@ -228,9 +228,8 @@ class OpenWebUIAdapter(Adapter):
     def session(self, auth: Auth | None, session_id: str) -> Session:
         chat = self._chat(auth, session_id)
         history = chat["chat"].get("history") or {}
-        branch = _branch(history)
         files = [f.get("id") for f in chat["chat"].get("files") or [] if f.get("id")]
-        messages = [_message(session_id, m, history) for m in branch]
+        messages = [_message(session_id, m, history) for m in _tree(history)]
         return Session(session_id=session_id, project_id=self._projects.get(session_id, ""),
                        scope=self._scopes.get(session_id, files), messages=messages,
                        current_leaf=history.get("currentId"))
@@ -452,6 +451,23 @@ def _branch(history: dict[str, Any], leaf: str | None = None) -> list[dict[str, 
         out.append(messages[current])
         current = messages[current].get("parentId")
     return out[::-1]
+
+
+def _tree(history: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every message of the chat, every branch (as the protocol's session lists them): depth first from the roots,
+    each message's children in the order Open WebUI keeps them; `current_leaf` says which branch is current."""
+    messages = history.get("messages") or {}
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    stack = [m for m in messages.values() if not m.get("parentId") or m.get("parentId") not in messages][::-1]
+    while stack:
+        m = stack.pop()
+        if m.get("id") in seen:
+            continue
+        seen.add(str(m.get("id")))
+        out.append(m)
+        stack.extend(messages[c] for c in reversed(m.get("childrenIds") or []) if c in messages)
+    return out
 
 
 def _sources(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -57,13 +57,28 @@ def snapshot(ctx: CaseContext, session_ids: list[str], run_ids: list[str], *, au
     """Read what `auth` (A by default) has saved in these sessions and runs, with its exports."""
     auth = auth or ctx.a
     snap = SavedSnapshot(session_ids=list(session_ids), run_ids=list(run_ids))
+    records = not ctx.caps.missing("run_detail")
+    ended: dict[str, bool] = {}
+
+    def still_written(run_id: str | None) -> bool:
+        """A message of a run still running is still being written: compared only once its run has ended."""
+        if not run_id or not records:
+            return False
+        if run_id not in ended:
+            ended[run_id] = ctx.adapter.run(auth, run_id).terminal
+        return not ended[run_id]
+
+    texts: set[str] = set()
     if ctx.caps.missing("sessions"):
         snap.unread.append("sessions")
     else:
         for sid in session_ids:
             for m in ctx.adapter.session(auth, sid).messages:
+                if still_written(m.run_id):
+                    continue
                 _put(snap, "message", f"message {m.message_id}", _message(m))
-    if ctx.caps.missing("run_detail"):
+                texts.add(m.content.strip())
+    if not records:
         snap.unread.append("run_detail")
     else:
         for rid in run_ids:
@@ -81,6 +96,8 @@ def snapshot(ctx: CaseContext, session_ids: list[str], run_ids: list[str], *, au
                 snap.unread.append(f"export {fmt} ({exc.capability})")
                 break
             for m in read.messages:
+                if texts and m.content.strip() not in texts:  # a message still being written, or not one of these
+                    continue
                 body = {"role": m.role, "content": m.content.strip(),
                         "cited": sorted([c.paper_id or c.doc_id, c.page] for c in m.citations)}
                 digest = hashlib.sha256(json.dumps(body, ensure_ascii=False, default=str).encode()).hexdigest()[:16]

@@ -145,9 +145,13 @@ def _edges_of_stop(ctx: CaseContext, run: RunTranscript, seen: dict[str, Any], e
     else:
         ctx.item("resume_while_running", Verdict.BLOCKED, "missing capability: resume")
     second = seen.get("second_stop")
-    ctx.item("stop_twice", second in (200, 409) and d is not None and (d.state, d.end_reason) ==
-             ("stopped", "user_stop"), "a second stop is accepted again or refused, and the run ends once, "
-             "stopped by the user", seen={"second_stop": second, "record": f"{d.state}/{d.end_reason}" if d else None})
+    streamed_stop = run.terminal is not None and run.terminal.state == "stopped"
+    stopped = d is not None and d.terminal and (d.state == "stopped" or streamed_stop) and (
+        d.end_reason == "user_stop" or bool(ctx.caps.missing("end_reasons")))
+    ctx.item("stop_twice", second in (200, 409) and stopped, "a second stop is accepted again or refused, and the "
+             "run ends once, stopped by the user", seen={"second_stop": second, "stream_end": run.terminal.state
+                                                         if run.terminal else None,
+                                                         "record": f"{d.state}/{d.end_reason}" if d else None})
 
 
 def _stop_reached_by_record(ctx: CaseContext, run: RunTranscript) -> None:

@@ -41,11 +41,15 @@ OWN_FAILURES = {
     (14, "follow_up_behaviour"),  # ... and the turn completes without retrying or saying the retrieval failed
     (16, "empty_answer_failed"),  # an empty model answer saved as a finished message
     (26, "interruption_truthful"),  # a turn cut by a crash stays "not done" after the restart, with nothing running it
+    (4, "b_upload"),  # an upload naming another account's knowledge answers 200: the link is dropped, unsaid
 }
 
 # What Open WebUI lacks, item by item: every BLOCKED item of the gate, and the capability it names
 EXPECTED_BLOCKED = {
     (1, "trace_linked"): "trace_ids",
+    (2, "anon_resume"): "resume", (4, "b_resume"): "resume", (4, "citation"): "locate_citation",
+    (13, "self_report_matches_spans"): "the target sent no span of the direct call to the rig's receiver",
+    (18, "regenerate_while_running"): "run_model_input", (20, "resume_while_running"): "resume",
     (2, "page_text"): "page_text", (2, "citation"): "locate_citation",
     (3, "b_preview"): "page_text",
     (4, "export_md"): "export=md",
@@ -161,6 +165,25 @@ def test_open_webui_accepts_a_token_after_sign_out(peer: OpenWebUI) -> None:
     headers = {"authorization": f"Bearer {token}"}
     assert httpx.post(f"{peer.url}/api/v1/auths/signout", headers=headers, timeout=30).status_code == 200
     assert httpx.get(f"{peer.url}/api/v1/auths/", headers=headers, timeout=30).status_code == 200
+
+
+def test_open_webui_answers_200_to_an_upload_into_another_accounts_knowledge(peer: OpenWebUI) -> None:
+    """B uploads naming A's knowledge collection: Open WebUI keeps the file as B's, drops the link (it logs a
+    warning), and answers 200 — B is told nothing was refused, and A's collection does not change."""
+    a, b = _login(peer, "a"), _login(peer, "b")
+    knowledge = httpx.post(f"{peer.url}/api/v1/knowledge/create", headers={"authorization": f"Bearer {a}"},
+                           json={"name": f"a-{uuid.uuid4().hex[:6]}", "description": "A's"}, timeout=30
+                           ).raise_for_status().json()["id"]
+    path = next(p for p in ensure_corpus()[0].glob("*.pdf"))
+    with path.open("rb") as fh:
+        reply = httpx.post(f"{peer.url}/api/v1/files/", headers={"authorization": f"Bearer {b}"},
+                           files={"file": (path.name, fh, "application/pdf")},
+                           data={"metadata": json.dumps({"knowledge_id": knowledge})}, timeout=120)
+    assert reply.status_code == 200, reply.text[:300]
+    files = httpx.get(f"{peer.url}/api/v1/knowledge/{knowledge}/files", headers={"authorization": f"Bearer {a}"},
+                      timeout=30).raise_for_status().json()
+    items = files.get("items", files) if isinstance(files, dict) else files
+    assert reply.json()["id"] not in {f["id"] for f in items}
 
 
 def _upload(peer: OpenWebUI, token: str, path: Path) -> dict:  # type: ignore[type-arg]
