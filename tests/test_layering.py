@@ -60,7 +60,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run_end",),
     ("adapters",),  # reaching any target: the adapter protocol, capabilities, the HTTP description language
     ("config", "corpus_load"),
-    ("results",),  # the typed result of every workload (load.json, quality.json, the chaos analysis)
+    ("results", "coverage"),  # the typed result of every workload (load.json, quality.json, the chaos analysis);
+    # the coverage matrix of what a gate exercised
     ("telemetry",),
     ("target",),  # a connected target: open, recording, readiness, restarters
     ("report",),  # renders results, never imports a workload
