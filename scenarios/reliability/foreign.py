@@ -16,6 +16,7 @@ from rig.adapters.models import Auth, CheckpointEvent, TokenEvent
 from rig.errors import CapabilityMissing, TargetUnreachable
 from rig.gate.context import CaseContext
 from rig.gate.saved import kept, snapshot
+from rig.measure.transcript import RunTranscript
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt, wait_terminal
 
@@ -59,28 +60,18 @@ def foreign_actions(ctx: CaseContext, actor: Auth | None, prefix: str) -> None:
     docs_before = {d.doc_id for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)}
 
     stopped = None
-    server_stop = not ctx.caps.missing("stop=server")
-    if server_stop:  # a run in flight: the stop must not reach it from someone else; A's own stop then does
-        until = CheckpointEvent if not ctx.caps.missing("checkpoints", "resume") else TokenEvent
-        with ctx.slow_model():
-            run = ctx.submit(ctx.a, sid, RUNNING_QUESTION)
-            stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, until))
-            refused = must_refuse(ctx, f"{prefix}_stop", who, lambda: ctx.adapter.stop(as_actor, run.run_id))
-            own = attempt(lambda: ctx.stop(ctx.a, run))
-            if refused is not None:
-                ctx.item(f"{prefix}_stop_left_the_run_running", own.status == 200,
-                         "after the attempt the run was still running: A's own stop was accepted",
-                         seen={"owner_stop_status": own.status})
-            run.events.extend(stream)
-        if not ctx.caps.missing("run_detail"):
-            wait_terminal(ctx, run.run_id)
-        stopped = ctx.finish(ctx.a, run)
+    if not ctx.caps.missing("stop=server"):
+        # a run in flight: the stop must not reach it from someone else; A's own stop then does. Holding a run in
+        # flight needs the slow-model fixture: without one, this item (and the resume of its stopped run) is BLOCKED
+        with ctx.part(f"{prefix}_stop"):
+            stopped = _stop_foreign(ctx, sid, who, as_actor, prefix)
     else:
         ctx.item(f"{prefix}_stop", Verdict.BLOCKED, "missing capability: stop=server")
     if stopped is not None:
         must_refuse(ctx, f"{prefix}_resume", who, lambda: ctx.adapter.resume(as_actor, stopped.run_id), "resume")
     else:
-        ctx.item(f"{prefix}_resume", Verdict.BLOCKED, "missing capability: stop=server (no stopped run to resume)")
+        ctx.item(f"{prefix}_resume", Verdict.BLOCKED, "missing capability: a stopped run to resume (stop=server "
+                 "and the slow-model fixture)")
     if answer_id is not None:
         must_refuse(ctx, f"{prefix}_regenerate", who, lambda: ctx.adapter.regenerate(as_actor, answer_id), "regenerate")
     else:
@@ -109,3 +100,20 @@ def foreign_actions(ctx: CaseContext, actor: Auth | None, prefix: str) -> None:
              seen={"added": sorted(docs_after - docs_before)[:4], "removed": sorted(docs_before - docs_after)[:4]},
              needs=("projects",))
 
+
+def _stop_foreign(ctx: CaseContext, sid: str, who: str, as_actor: Auth, prefix: str) -> RunTranscript:
+    """A's run held in flight; `who` tries to stop it, then A does. Returns A's stopped run."""
+    until = CheckpointEvent if not ctx.caps.missing("checkpoints", "resume") else TokenEvent
+    with ctx.slow_model():
+        run = ctx.submit(ctx.a, sid, RUNNING_QUESTION)
+        stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, until))
+        refused = must_refuse(ctx, f"{prefix}_stop", who, lambda: ctx.adapter.stop(as_actor, run.run_id))
+        own = attempt(lambda: ctx.stop(ctx.a, run))
+        if refused is not None:
+            ctx.item(f"{prefix}_stop_left_the_run_running", own.status == 200,
+                     "after the attempt the run was still running: A's own stop was accepted",
+                     seen={"owner_stop_status": own.status})
+        run.events.extend(stream)
+    if not ctx.caps.missing("run_detail"):
+        wait_terminal(ctx, run.run_id)
+    return ctx.finish(ctx.a, run)

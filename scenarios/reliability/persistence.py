@@ -104,6 +104,11 @@ def _regenerate_while_running(ctx: CaseContext, session_id: str, original: Messa
     sees the other's messages."""
     if ctx.lacks("regenerate_while_running", "run_detail", "run_model_input"):
         return
+    with ctx.part("regenerate_while_running"):  # holding a run in flight needs the slow-model fixture
+        _regenerate_beside(ctx, session_id, original)
+
+
+def _regenerate_beside(ctx: CaseContext, session_id: str, original: Message) -> None:
     with ctx.slow_model():
         running = ctx.submit(ctx.a, session_id, "再说明一次两篇的区别。", parent_id=original.message_id)
         stream = ctx.stream_until(ctx.a, running, lambda e: isinstance(e, TokenEvent))
