@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 from rig import events
 from rig.capacity.client import CPU_LIMIT_PCT, LAG_LIMIT_MS, client_health
 from rig.capacity.judge import judge_step
+from rig.capacity.overload import is_overload_threshold, judge_overload
 from rig.capacity.saturation import SaturationSampler
 from rig.capacity.search import capacity_search, conclude
 from rig.errors import ConfigError
@@ -44,6 +45,8 @@ class CapacityOptions(BaseModel):
     cpu_limit_pct: float = Field(CPU_LIMIT_PCT, gt=0)
     lag_limit_ms: float = Field(LAG_LIMIT_MS, gt=0)
     required: int | None = Field(None, ge=1)  # `--require N`: fail the run when it holds fewer
+    overload: bool = True  # after the search: a step past capacity, then one at what held (shedding, recovery)
+    overload_factor: float = Field(2.0, gt=1.0)  # the overload step offers this many times the load that broke
 
     @model_validator(mode="after")
     def _window(self) -> CapacityOptions:
@@ -84,6 +87,8 @@ class Steering:
     def __init__(self, options: CapacityOptions, thresholds: list[Threshold], progress: Progress | None) -> None:
         self.options = options
         self.thresholds = thresholds
+        self.step_slos = [t for t in thresholds if not is_overload_threshold(t)]  # what each step is judged on
+        self.overload_checks = [t for t in thresholds if is_overload_threshold(t)]
         self.progress = progress
         self.result: CapacityResult | None = None
         self.began = time.monotonic()
@@ -133,9 +138,17 @@ class Steering:
                                        time_left=lambda: o.budget_s - (time.monotonic() - self.began),
                                        step_cost_s=o.step_s)
             searched.confidence = o.confidence
-            searched.thresholds = [t.text for t in self.thresholds]
+            searched.thresholds = [t.text for t in self.step_slos]
             searched.required = o.required
             self.result = conclude(searched)
+            if o.overload and self.result.verdict == "found" and self.result.breaks and self.result.holds \
+                    and not run.stopped.is_set():
+                over_users = max(self.result.breaks + 1, round(self.result.breaks * o.overload_factor))
+                over = run_step(over_users)
+                under = run_step(self.result.holds)
+                self.result.steps += [over, under]
+                self.result.overload = judge_overload(run.store.measures(), over, under, self.step_slos,
+                                                      self.overload_checks)
             run.store.set_meta("capacity", self.result.model_dump(mode="json"))
         finally:
             write_control(control, 0, 1.0, stop=True)  # the master ends the run as its clock would
@@ -153,7 +166,7 @@ class Steering:
 
     def _judge(self, run: LoadContext, step: CapacityStep, sampler: SaturationSampler, alpha: float) -> CapacityStep:
         rows = run.store.measures()
-        judged = judge_step(rows, step, self.thresholds, alpha=alpha)
+        judged = judge_step(rows, step, self.step_slos, alpha=alpha)
         judged.resources = sampler.reading(step.started_ms, step.window_end_ms)
         judged.client = client_health(rows, step.started_ms, step.window_end_ms,
                                       cpu_limit_pct=self.options.cpu_limit_pct, lag_limit_ms=self.options.lag_limit_ms)

@@ -18,6 +18,9 @@ def capacity_decision(cap: CapacityResult) -> Decision:
     it; otherwise the answer, recorded."""
     if cap.verdict == "undecided":
         return Decision(decision="undecided", reasons=[cap.answer])
+    broken = [c for c in (cap.overload.checks if cap.overload else []) if c.call == "breaks"]
+    if broken:
+        return Decision(decision="fail", reasons=[f"{c.text}: observed {c.observed}" for c in broken] + [cap.answer])
     if cap.required is not None:
         held = cap.holds or 0
         if held < cap.required:
@@ -68,7 +71,16 @@ def capacity_html(cap: CapacityResult) -> str:
         rows.append(f"<tr><td class=num>{s.index}</td><td class=num>{s.users}</td><td class=num>{s.runs}</td>"
                     f"<td class=num>{s.throughput_rps:.2f}</td><td>{slos}</td><td>{full}</td><td>{client}</td>"
                     f"<td><b>{escape(s.call)}</b> {escape(s.why)}</td></tr>")
-    return (f"<p><b>{escape(cap.answer)}</b></p><p>stopped: {escape(cap.stopped_because)}; each step judged on the "
+    over = ""
+    if cap.overload is not None:
+        o = cap.overload
+        checks = "".join(f"<li>{escape(c.text)}: {c.observed if c.observed is not None else '—'} — {escape(c.call)}"
+                         f"</li>" for c in o.checks)
+        over = (f"<h3>Beyond capacity</h3><ul><li>{o.users} users: {o.refused} submissions refused (shed ratio "
+                f"{o.shed_ratio:.1%}), {o.runs} runs, {o.lost_runs} lost; other errors: "
+                f"{escape(str(o.errors) if o.errors else 'none')}</li><li>back at {o.recovered_at_users} users: within "
+                f"the SLOs again after {o.recovery_s if o.recovery_s is not None else '— (never)'} s</li>{checks}</ul>")
+    return over + (f"<p><b>{escape(cap.answer)}</b></p><p>stopped: {escape(cap.stopped_because)}; each step judged on the "
             f"runs submitted after its warm-up, with {cap.confidence:.0%} intervals.</p>" + "".join(charts) +
             "<table><tr><th>step</th><th>users</th><th>runs</th><th>completed/s</th><th>SLOs (observed [interval])"
             "</th><th>at its limit</th><th>client</th><th>call</th></tr>" + "".join(rows) + "</table>")

@@ -64,6 +64,22 @@ class CapacityStep(BaseModel):
     why: str = ""
 
 
+class Overload(BaseModel):
+    """Past capacity and back: an overload step, then a step at the load that held."""
+
+    users: int
+    refused: int = 0  # submissions refused (429/503): load shed
+    runs: int = 0  # runs submitted in the overload window
+    shed_ratio: float = 0.0  # refused ÷ (refused + runs)
+    lost_runs: int = 0  # runs of the overload window that never ended
+    errors: dict[str, int] = Field(default_factory=dict)  # other failures in the window, by reason
+    overload_call: str = ""
+    recovered_at_users: int = 0
+    recovery_s: float | None = None  # from the lighter step's start to the first run within every SLO
+    recovery_call: str = ""
+    checks: list[SloCheck] = Field(default_factory=list)  # the policy's overload.* and recovery_s thresholds
+
+
 class CapacityResult(BaseModel):
     """The search: steps in the order run, the highest load that held, and what broke first above it."""
 
@@ -80,3 +96,4 @@ class CapacityResult(BaseModel):
     required: int | None = None  # `--require N`: the release must hold at least this many
     answer: str = ""
     stopped_because: str = ""
+    overload: Overload | None = None

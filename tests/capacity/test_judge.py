@@ -76,3 +76,22 @@ def test_a_client_out_of_cpu_or_lagging_is_saturated_and_says_how_many_workers_i
     assert client_health(lagging, 0, 5000).saturated
     calm = [Measure(code="client_cpu", source="client", value=20.0, unit="%", ts_ms=1000), *rows[10:]]
     assert not client_health(calm, 0, 5000).saturated
+
+
+def test_overload_counts_shed_and_lost_load_and_times_the_recovery() -> None:
+    from rig.capacity.overload import judge_overload
+
+    over = CapacityStep(index=7, users=8, started_ms=0.0, window_start_ms=10_000.0, window_end_ms=70_000.0,
+                        runs=20, unfinished=2, call="breaks")
+    under = CapacityStep(index=8, users=2, started_ms=80_000.0, window_start_ms=83_000.0, window_end_ms=90_000.0,
+                         call="holds")
+    rows = [Measure(code="error", source="client", value=1.0, unit="count", label="http_503", ts_ms=20_000.0 + i)
+            for i in range(5)]
+    rows += _run("slow", 80_100.0, 900.0)  # the first run after the drop still waits
+    rows += _run("back", 81_000.0, 80.0)  # … and this one is within the SLO again: recovered at its end
+    checks = [Threshold.parse("overload.shed_ratio > 10%"), Threshold.parse("overload.lost_runs == 0"),
+              Threshold.parse("recovery_s < 5s")]
+    result = judge_overload(rows, over, under, [T4], checks)
+    assert (result.refused, result.lost_runs, result.shed_ratio) == (5, 2, 0.2)
+    assert result.recovery_s == (81_000.0 + 900.0 - 80_000.0) / 1000
+    assert [c.call for c in result.checks] == ["holds", "breaks", "holds"]
