@@ -13,7 +13,11 @@
    once, is served in an order neither kind controls. The rig must complete ≥ 0.97 × the bare runs and keep
    its lag p99 ≤ 1.1 × the bare p99 at 200 and 400 streams.
 2. Saturation (`--saturation-users`): the same finished run's stream read as fast as one process can, all-bare
-   then all-rig, in separate processes: streams/s and events/s each one sustains, and the ratio.
+   then all-rig, in separate processes: streams/s and events/s each one sustains, the CPU seconds the Locust process
+   spent per event and per stream (its rusage), the target's CPU share over the same seconds (its own
+   `process_cpu_seconds_total`), which side was the bottleneck (the one near a whole core), and the rig ÷ bare
+   ratios. The rig's hot path should cost ≤ 1.2× the bare reader's CPU per event where the client is the
+   bottleneck.
 3. Parsing one event off the hot path (in this process): the standard library's `json` vs `orjson`, and the
    typed event the derivation builds, per event of the same recorded stream.
 """
@@ -129,8 +133,8 @@ class RigStreamUser(ResearcherUser):
             self.follow(RunTranscript(run_id=REPLAY, submit_ns=now_ns()), "bench")
         else:
             self.ask(next(self.questions), "bench")
-    def derive(self, run, scenario, raw, more=None):
-        super().derive(run, scenario, raw, more)  # the rig's own derivation and recording, off the hot path
+    def derive(self, run, scenario, raw):
+        super().derive(run, scenario, raw)  # the rig's own derivation and recording, off the hot path
         RESULT["rig_streams"] += 1
         RESULT["rig_events"] += len(raw)
         first = run.first_answer_token()
@@ -175,15 +179,33 @@ def _parsing(events: list[Any]) -> dict[str, float]:
                                                                                           strict=True)])}
 
 
+def _child_cpu_s() -> float:
+    """CPU seconds of every finished child process so far (each Locust run is one)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _target_cpu_s(adapter: Any) -> float:
+    """The target's own CPU seconds (`process_cpu_seconds_total` on its /metrics)."""
+    from rig.promtext import sample_value
+
+    return sample_value(adapter.metrics_text(), "process_cpu_seconds_total") or 0.0
+
+
 def _locust(lf: Path, url: str, users: int, seconds: int, classes: list[str], env: dict[str, str],
             out: Path) -> dict[str, Any]:
+    """One Locust process's results; a derivation that failed in it stops the bench (its numbers would be wrong)."""
     proc = subprocess.run([sys.executable, "-m", "locust", "-f", str(lf), "--headless", "--host", url, "-u", str(users),
                            "-r", str(users), "-t", f"{seconds}s", "--only-summary", "--loglevel", "ERROR",
                            "--stop-timeout", "30", *classes], env={**env, "BENCH_OUT": str(out)},
                           capture_output=True, text=True)
     if not out.exists():
         raise SystemExit(f"locust with {users} users wrote no results:\n{proc.stderr[-3000:]}")
-    return dict(json.loads(out.read_text()))
+    got = dict(json.loads(out.read_text()))
+    if got["deriver"]["failed"]:
+        raise SystemExit(f"{got['deriver']['failed']} run(s) failed to derive in the rig's reader:\n"
+                         f"{proc.stderr[-3000:]}")
+    return got
 
 
 def main() -> None:
@@ -243,14 +265,28 @@ def main() -> None:
             print(f"\nsaturation: {args.saturation_users} users read a finished run's stream ({len(events)} events) "
                   "as fast as one process can")
             for reader, cls in (("bare", "BareStreamUser"), ("rig", "RigStreamUser")):
+                cpu0, target0 = _child_cpu_s(), _target_cpu_s(bt.adapter)
                 got = _locust(lf, bt.target.url, args.saturation_users, args.saturation_seconds, [cls], env,
                               Path(tmp) / f"sat_{reader}.json")
-                streams, evs = got[f"{reader}_streams"] / got["seconds"], got[f"{reader}_events"] / got["seconds"]
-                report["saturation"][reader] = {"streams_per_s": streams, "events_per_s": evs}
-                print(f"  {reader:>4}: {streams:8.1f} streams/s  {evs:9.0f} events/s")
+                client_s, target_s = _child_cpu_s() - cpu0, _target_cpu_s(bt.adapter) - target0
+                n_streams, n_events = got[f"{reader}_streams"], got[f"{reader}_events"]
+                streams, evs = n_streams / got["seconds"], n_events / got["seconds"]
+                row = {"streams_per_s": streams, "events_per_s": evs, "cpu_s": client_s,
+                       "cpu_us_per_event": 1e6 * client_s / max(1, n_events),
+                       "cpu_ms_per_stream": 1e3 * client_s / max(1, n_streams),
+                       "client_share": client_s / got["seconds"], "target_share": target_s / got["seconds"]}
+                row["bottleneck"] = "client" if row["client_share"] >= 0.85 else \
+                    "target" if row["target_share"] >= 0.85 else "neither (shared CPUs)"
+                report["saturation"][reader] = row
+                print(f"  {reader:>4}: {streams:8.1f} streams/s  {evs:9.0f} events/s  "
+                      f"{row['cpu_us_per_event']:6.2f} µs CPU/event  {row['cpu_ms_per_stream']:6.2f} ms CPU/stream  "
+                      f"client {row['client_share']:.0%} / target {row['target_share']:.0%} of a core → "
+                      f"bottleneck: {row['bottleneck']}")
             sat = report["saturation"]
             sat["ratio"] = sat["rig"]["streams_per_s"] / sat["bare"]["streams_per_s"]
-            print(f"  rig / bare: {sat['ratio']:.3f}")
+            sat["cpu_per_event_ratio"] = sat["rig"]["cpu_us_per_event"] / sat["bare"]["cpu_us_per_event"]
+            print(f"  rig / bare: throughput {sat['ratio']:.3f}, CPU per event {sat['cpu_per_event_ratio']:.2f}× "
+                  f"(goal ≤ 1.2× where the client is the bottleneck)")
             parse = report["parsing"] = _parsing(events)
             print(f"\nparsing one event (off the hot path): json {parse['json_us']:.2f} µs, orjson "
                   f"{parse['orjson_us']:.2f} µs (json / orjson: {parse['json_us'] / parse['orjson_us']:.1f}×); "

@@ -11,6 +11,7 @@
 | `prerelease.json` | `rig.prerelease.report.PrereleaseNumbers` |
 | `compare.json` | `rig.compare.model.CompareResult` |
 | `coverage.json` | `rig.coverage.CoverageMatrix` |
+| `capacity.json` | `rig.results.capacity.CapacityResult` |
 | `--json` output | `rig.results.summary.RunSummary` |
 """
 
@@ -27,13 +28,14 @@ from rig.compare.model import CompareResult
 from rig.coverage import CoverageMatrix
 from rig.prerelease.report import PrereleaseNumbers
 from rig.report.results import GateResults
+from rig.results.capacity import CapacityResult
 from rig.results.load import LoadSummary
 from rig.results.quality import QualityReport
 from rig.results.summary import RunSummary
 
 MODELS: dict[str, type[BaseModel]] = {
     "load": LoadSummary, "results": GateResults, "quality": QualityReport, "prerelease": PrereleaseNumbers,
-    "compare": CompareResult, "summary": RunSummary, "coverage": CoverageMatrix,
+    "compare": CompareResult, "summary": RunSummary, "coverage": CoverageMatrix, "capacity": CapacityResult,
 }
 
 

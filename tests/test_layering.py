@@ -67,7 +67,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),  # renders results, never imports a workload
     ("browser", "compare", "langfuse"),
     ("gate", "load", "quality"),  # the workloads: each returns a result and has one finish
-    ("prerelease", "netlab"),
+    ("prerelease", "netlab", "capacity"),
     ("finish", "selftest", "schemas"),
     ("cli",),
     ("__init__",),  # the public face

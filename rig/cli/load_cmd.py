@@ -14,6 +14,7 @@ from rig.errors import RigError
 from rig.load import live
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
+from rig.load.stages import parse_shape
 from rig.policy import load_policy
 from rig.report.load_section import error_headline, replay_line
 from rig.results.summary import RunSummary
@@ -70,6 +71,12 @@ def load(
     anonymise: Annotated[bool, typer.Option(
         help="Replay: send questions of the rig's corpus in place of the trace's texts (none is sent or stored).")
     ] = False,
+    shape: Annotated[str | None, typer.Option(
+        help="Stages of users as k6 ramps them, duration:target each: 30s:10,1m:10,10s:0 (ramp to 10, hold, ramp "
+             "down), or a YAML file with stages: [{duration, target}]; the run lasts as long as its stages.")
+    ] = None,
+    slots: Annotated[int | None, typer.Option(help="The embedded workbench's run slots (runs executing at once).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no tables: thresholds and the "
                                         "decision only.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
@@ -88,7 +95,12 @@ def load(
         raise fail(RigError(f"--think {think!r} is not seconds or a range of seconds", fix="for example --think 1-3")
                    ) from None
     try:
-        options = LoadOptions(users=users, spawn_rate=spawn_rate, duration_s=duration, arrival=arrival,
+        shaped = parse_shape(shape) if shape else None
+    except RigError as exc:
+        raise fail(exc) from None
+    try:
+        options = LoadOptions(shape=shaped, slots=slots, users=users, spawn_rate=spawn_rate, duration_s=duration,
+                              arrival=arrival,
                               rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
                               master_port=master_port, master_bind=master_bind_host, worker_only=worker_only,
                               target=target, config=config, out=out,

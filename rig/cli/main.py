@@ -17,6 +17,7 @@ from rig import plugins
 from rig.cli import (
     ask_cmd,
     browser_cmd,
+    capacity_cmd,
     compare_cmd,
     demo_cmd,
     fixtures_cmd,
@@ -61,6 +62,7 @@ app.command("gate")(gate_cmd.gate)
 app.command("cases")(gate_cmd.list_cases)
 app.command("selftest")(gate_cmd.selftest)
 app.command("load")(load_cmd.load)
+app.command("capacity")(capacity_cmd.capacity)
 app.command("quality")(quality_cmd.quality)
 app.command("browser")(browser_cmd.browser)
 app.command("compare")(compare_cmd.compare)

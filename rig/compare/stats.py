@@ -106,3 +106,26 @@ def call_shift(stat: str, base: Sequence[float], new: Sequence[float], *, alpha:
 
 def _q(values: Sequence[float], q: float) -> float:
     return nearest_rank(sorted(values), q)
+
+
+def percentile_interval(values: Sequence[float], q: float, *, alpha: float = 0.10, resamples: int = 1000,
+                        seed: int = 0) -> tuple[float, float, float] | None:
+    """(observed, low, high): percentile `q` of one sample and its (1 − α) percentile-bootstrap interval (None with
+    no values). Seeded, so a judgement is reproducible."""
+    if not values:
+        return None
+    rng = random.Random(seed)
+    ordered = sorted(values)
+    draws = sorted(nearest_rank(sorted(rng.choices(ordered, k=len(ordered))), q) for _ in range(resamples))
+    return nearest_rank(ordered, q), nearest_rank(draws, 100 * alpha / 2), nearest_rank(draws, 100 * (1 - alpha / 2))
+
+
+def wilson_interval(failures: int, trials: int, *, alpha: float = 0.10) -> tuple[float, float, float] | None:
+    """(ratio, low, high): a proportion and its Wilson score interval (None with no trials)."""
+    if trials <= 0:
+        return None
+    z = {0.10: 1.6449, 0.05: 1.96, 0.01: 2.5758}.get(alpha, 1.6449)
+    p = failures / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return p, max(0.0, centre - half), min(1.0, centre + half)

@@ -14,12 +14,14 @@ from rig.evidence import EvidenceStore
 from rig.load.summary import load_summary
 from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
+from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.data import build_report_data
 from rig.report.html import html_report
 from rig.report.junit import load_junit
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
+from rig.results.capacity import CapacityResult
 from rig.results.chaos import ChaosAnalysis
 from rig.results.load import LoadSummary, WorkerRecord, observed_for_policy
 from rig.run_end import Finished, ended_reasons, finishing
@@ -32,7 +34,9 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
     policy = Policy.model_validate(manifest.policy or {})
     summary.thresholds = check(policy.thresholds, observed_for_policy(summary))
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    decision = decide_load(summary, policy)
+    saved = store.meta("capacity")
+    capacity = CapacityResult.model_validate(saved) if saved else None  # a `rig capacity` run: its search decides
+    decision = capacity_decision(capacity) if capacity is not None else decide_load(summary, policy)
     ended = ended_reasons(manifest, store)
     if ended:
         decision = Decision(decision="fail" if decision.decision == "fail" else "undecided",
@@ -41,10 +45,21 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
     store.set_meta("decision", decision.model_dump(mode="json"))
-    (run_dir / "junit.xml").write_text(load_junit(summary, decision), encoding="utf-8")
+    if capacity is not None:
+        (run_dir / "capacity.json").write_text(capacity.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (run_dir / "junit.xml").write_text(capacity_junit(capacity, decision), encoding="utf-8")
+    else:
+        (run_dir / "junit.xml").write_text(load_junit(summary, decision), encoding="utf-8")
     data = build_report_data(store, decision, manifest.model_dump(mode="json"))
     sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
-    section = load_section(store, summary, chaos_bands(store) or None)
+    if capacity is not None:
+        sections.insert(0, ("Capacity", capacity_html(capacity)))
+    stage_bands = [(m.start_ms, m.start_ms + 250, f"stage {m.index}: {m.from_users}→{m.to_users} users")
+                   for m in summary.stages]  # each stage's start, on the same axis as the chaos windows
+    if capacity is not None:  # each capacity step's judged window
+        stage_bands += [(s.window_start_ms, s.window_end_ms, f"step {s.index}: {s.users} users")
+                        for s in capacity.steps]
+    section = load_section(store, summary, [*chaos_bands(store), *stage_bands] or None)
     (run_dir / "report.html").write_text(html_report(data, [("Load", section), *sections]), encoding="utf-8")
     (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
     return decision

@@ -39,6 +39,7 @@ SAMPLE_EVERY_S = 1.0
 _INSTALLED: list[bool] = []
 _SERVING: list[bool] = []
 _CLOCK: list[Any] = []
+_PROBING: list[Any] = []
 _LAST_REPORT: dict[str, float] = {}  # worker id → monotonic time of its last stats report
 FINAL_REPORT_S = 15.0  # how long the master waits for the workers' last reports after their users stopped
 BOOK = WorkerBook(save=lambda records: RECORDER.store.set_meta("workers", records) if RECORDER.store else None)
@@ -78,6 +79,7 @@ def _init(environment: Any, **_: Any) -> None:
                 ledger.shipped(client_id, len(data["rig_samples"]), *report_counts(data))
 
         events.report_to_master.add_listener(ship)
+        events.test_start.add_listener(_probe_client)
         return
     RECORDER.origin = "master" if isinstance(runner, MasterRunner) else "local"
     if isinstance(runner, MasterRunner):
@@ -90,8 +92,34 @@ def _init(environment: Any, **_: Any) -> None:
         events.worker_report.add_listener(merge)
         events.heartbeat_sent.add_listener(lambda client_id, **_: BOOK.heard(client_id))
     events.test_start.add_listener(_start)
+    if not isinstance(runner, MasterRunner):  # a local run's one process runs the users: it probes itself
+        events.test_start.add_listener(_probe_client)
     events.spawning_complete.add_listener(_spawned)
     events.quitting.add_listener(_quit)
+
+
+LAG_PROBE_S = 0.2  # the loop-lag probe: how late a sleep of this length wakes
+
+
+def _probe_client(environment: Any, **_: Any) -> None:
+    """A process that runs users reports, each second, its CPU share and how late its event loop wakes
+    (`client_cpu`, `loop_lag`): `rig capacity` calls a step whose client was saturated undecided."""
+    if not _PROBING:
+        _PROBING.append(gevent.spawn(_client_probe_loop, environment))
+
+
+def _client_probe_loop(environment: Any) -> None:
+    import psutil
+
+    me = psutil.Process()
+    me.cpu_percent(None)
+    while environment.runner is not None and environment.runner.state not in ("stopped", "quitting"):
+        began = time.perf_counter()
+        gevent.sleep(LAG_PROBE_S)
+        lag_ms = max(0.0, (time.perf_counter() - began - LAG_PROBE_S) * 1000)
+        RECORDER.record([Measure(code="client_cpu", source="client", value=me.cpu_percent(None), unit="%"),
+                         Measure(code="loop_lag", source="client", value=round(lag_ms, 3), unit="ms")])
+        gevent.sleep(SAMPLE_EVERY_S - LAG_PROBE_S)
 
 
 def _replay_clock(environment: Any, **_: Any) -> None:
@@ -157,6 +185,11 @@ def _end_after(environment: Any, duration_s: float) -> None:
     if master:
         _observe(runner)
     runner.quit()
+
+
+def end_run_now(environment: Any) -> None:
+    """End the run as the rig's clock would at its end (a steered shape asks for it when the rig is done)."""
+    gevent.spawn(_end_after, environment, 0.0)
 
 
 def _missing(runner: Any, worker_id: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rig.clock import parse_duration
+from rig.results.shape import ShapeSpec
 
 
 def parse_rate(text: str | float) -> float:
@@ -58,6 +59,8 @@ class LoadOptions(BaseModel):
     window: str | None = None  # replay: part of the trace's timeline, e.g. 10m-20m
     anonymise: bool = False  # replay: send corpus questions in place of the trace's texts
     max_sessions: int | None = Field(None, ge=1)  # replay: at most this many sessions (the earliest)
+    shape: ShapeSpec | None = None  # stages (`--shape 30s:10,1m:10`), or a shape the rig steers (`rig capacity`)
+    slots: int | None = Field(None, ge=1)  # the embedded workbench's run slots (`--slots`)
 
     @field_validator("duration_s", mode="before")
     @classmethod

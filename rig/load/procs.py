@@ -66,10 +66,10 @@ def start_locust(run_dir: Path, plan_json: str, users: list[str], *, host: str =
                  spawn_rate: float,
                  duration_s: float, workers: int, expect_workers: int | None, secrets_json: str,
                  master_host: str | None = None, master_port: int | None = None, master_bind: str = "127.0.0.1",
-                 worker_only: bool = False) -> LocustProcesses:
+                 worker_only: bool = False, env_extra: dict[str, str] | None = None) -> LocustProcesses:
     """Start the processes; `worker_only` joins a master elsewhere (`--master-host`). Each worker keeps a
     ledger of the reports it shipped next to its log (`locust-worker-N.ledger.jsonl`)."""
-    env = {**os.environ, "RIG_LOAD_SECRETS": secrets_json, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "RIG_LOAD_SECRETS": secrets_json, "PYTHONUNBUFFERED": "1", **(env_extra or {})}
     procs = LocustProcesses()
     # every process lets a stopping user finish its task (a user killed mid-request leaves a request the target
     # served and Locust never counted)

@@ -31,6 +31,7 @@ from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
 from rig.load.replay import parse_window, plan_replay, read_trace
+from rig.load.stages import SHAPE_ENV, write_control
 from rig.load.summary import load_summary
 from rig.measure.events import Measure
 from rig.plugins import extension_names, load_extensions
@@ -123,6 +124,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
     events.load_init.fire(options=options)
     if options.target and not options.config:
         raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+    if options.slots is not None and options.target:
+        raise ConfigError("--slots sets the embedded workbench's run slots; an external target has its own",
+                          fix="drop --slots, or run without --target")
     config = load_config(options.config) if options.config else None
     if config and options.target:
         config.target.url = options.target
@@ -152,6 +156,11 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
         corpus_dir, corpus_manifest = ensure_corpus()
         manifest.corpus_digest = corpus_manifest.digest
         extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+        if options.slots is not None:
+            extra += ["--slots", str(options.slots)]
+        if options.shape is not None and options.shape.stages:  # the stages decide how long the run lasts
+            options = options.model_copy(update={"duration_s": options.shape.duration_s,
+                                                 "users": max(options.shape.max_users, 1)})
         if options.otlp_endpoint:
             extra += ["--otlp-endpoint", options.otlp_endpoint]
         conn = connect(config, run_dir / "target", redactor, accounts={n: n for n in LOAD_ACCOUNTS},
@@ -199,13 +208,22 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
         if options.ingest_users:
             users.append("IngestUser")
         ctx = LoadContext(options, run_dir, store, conn, plan, passwords)
+        shape_env: dict[str, str] = {}
+        if options.shape is not None:
+            shape = options.shape
+            if shape.control is not None:  # a steered shape: its control file lives in the run directory
+                control = run_dir / shape.control
+                write_control(control, 0, 1.0)
+                shape = shape.model_copy(update={"control": str(control)})
+            store.set_meta("shape", shape.model_dump(mode="json"))
+            shape_env[SHAPE_ENV] = shape.model_dump_json()
         events.load_starting.fire(run=ctx)
         procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
                              total_users=options.users + options.ingest_users,
                              spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
                              expect_workers=options.expect_workers, secrets_json=json.dumps(passwords),
                              master_host=options.master_host, master_port=options.master_port,
-                             master_bind=options.master_bind)
+                             master_bind=options.master_bind, env_extra=shape_env)
         ctx.started_at = time.time() * 1000
         store.set_meta("load_started_ms", ctx.started_at)
         beside = events.load_running.calls(run=ctx)

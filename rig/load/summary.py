@@ -21,6 +21,7 @@ from rig.measure.events import Measure
 from rig.measure.tally import tally
 from rig.measure.tcodes import is_tcode
 from rig.results.load import LoadSummary, LocustRow, LocustTotals, ReplayFidelity, SendLag, WorkerRecord
+from rig.results.shape import ShapeSpec, StageMark
 from rig.stats import summarize
 
 
@@ -83,7 +84,16 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         end_states=dict(ends), send_lag=SendLag(count=lag.count, p50=lag.p50, p99=lag.p99, max=lag.max),
         workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust,
         replay=_replay(store, measures),
-        worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []])
+        worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []],
+        stages=stage_marks(store))
+
+
+def stage_marks(store: EvidenceStore) -> list[StageMark]:
+    """A shaped run's stages on its time axis (from the master's note of when its shape started)."""
+    shape, started = store.meta("shape"), store.meta("shape_started_ms")
+    if not shape or started is None:
+        return []
+    return ShapeSpec.model_validate(shape).marks(float(started))
 
 
 def _replay(store: EvidenceStore, measures: list[Measure]) -> ReplayFidelity | None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from rig.measure.aggregate import TCodeStats
 from rig.measure.thresholds import ThresholdCheck
 from rig.results.chaos import ChaosAnalysis
+from rig.results.shape import StageMark
 from rig.stats import summarize
 
 EventKind = Literal["joined", "missing", "returned", "stopped", "left"]
@@ -162,6 +163,7 @@ class LoadSummary(BaseModel):
     chaos: ChaosAnalysis | None = None  # the chaos plug-in's per-window analysis, when a schedule ran
     replay: ReplayFidelity | None = None  # `--replay`: the offered load's fidelity to its source
     worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
+    stages: list[StageMark] = Field(default_factory=list)  # `--shape`: each stage on the run's time axis
 
     @property
     def lost_workers(self) -> list[WorkerRecord]:

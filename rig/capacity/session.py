@@ -1,0 +1,175 @@
+"""`rig capacity` end to end: a load run whose users the rig steers step by step (a Locust shape on the master),
+each step judged as it ends, the search bracketing and bisecting, and the answer kept in the run's evidence store
+(meta `capacity`) so the run's one finish — live or `rig report` — writes capacity.json and its report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field, model_validator
+
+from rig import events
+from rig.capacity.client import CPU_LIMIT_PCT, LAG_LIMIT_MS, client_health
+from rig.capacity.judge import judge_step
+from rig.capacity.overload import is_overload_threshold, judge_overload
+from rig.capacity.saturation import SaturationSampler
+from rig.capacity.search import capacity_search, conclude
+from rig.errors import ConfigError
+from rig.load.options import LoadOptions
+from rig.load.session import LoadContext, LoadResult, run_load
+from rig.load.stages import write_control
+from rig.measure.thresholds import Threshold
+from rig.policy import Decision, load_policy
+from rig.results.capacity import CapacityResult, CapacityStep
+from rig.results.shape import ShapeSpec
+from rig.waiting import wait_while_moving
+
+CONTROL_FILE = "shape-control.json"
+Progress = Callable[[str, float, float], None]
+
+
+class CapacityOptions(BaseModel):
+    """What `rig capacity` was asked: the load it offers (closed-loop researchers) and how it searches."""
+
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    start: int = Field(1, ge=1)  # the first step's users
+    max_users: int = Field(64, ge=1)
+    step_s: float = Field(30.0, gt=0)  # each step's length, its warm-up included
+    warmup_s: float = Field(10.0, ge=0)  # the start of each step left out of its judgement
+    max_steps: int = Field(12, ge=1)
+    max_extensions: int = Field(6, ge=0)  # how many more lengths an undecided step may run for
+    budget_s: float = Field(900.0, gt=0)  # the whole search, at most
+    confidence: float = Field(0.90, gt=0.5, lt=1.0)
+    cpu_limit_pct: float = Field(CPU_LIMIT_PCT, gt=0)
+    lag_limit_ms: float = Field(LAG_LIMIT_MS, gt=0)
+    required: int | None = Field(None, ge=1)  # `--require N`: fail the run when it holds fewer
+    overload: bool = True  # after the search: a step past capacity, then one at what held (shedding, recovery)
+    overload_factor: float = Field(2.0, gt=1.0)  # the overload step offers this many times the load that broke
+
+    @model_validator(mode="after")
+    def _window(self) -> CapacityOptions:
+        if self.warmup_s >= self.step_s:
+            raise ValueError(f"--warmup {self.warmup_s:g}s leaves nothing of a {self.step_s:g}s step to judge")
+        if self.start > self.max_users:
+            raise ValueError(f"--start {self.start} is above --max-users {self.max_users}")
+        return self
+
+
+class CapacityRun(BaseModel):
+    run_dir: Path
+    result: CapacityResult
+    decision: Decision
+    load_exit: int | None = None
+
+
+def run_capacity(options: CapacityOptions, progress: Progress | None = None) -> CapacityRun:
+    """Search for the highest offered load that holds the policy's thresholds; raises RigError before anything
+    starts when there is nothing to search against."""
+    thresholds = load_policy(options.load.policy).thresholds
+    if not thresholds:
+        raise ConfigError("rig capacity searches for the load that holds your SLOs, and the policy states none",
+                          fix="give --policy a policy.yaml with thresholds, e.g. [T4.p95 < 3s, error_rate < 1%]")
+    steer = Steering(options, thresholds, progress)
+    load = options.load.model_copy(update={
+        "shape": ShapeSpec(control=CONTROL_FILE), "users": options.max_users,
+        "spawn_rate": float(max(options.max_users, 1)), "duration_s": options.budget_s + 2 * options.step_s})
+    with events.load_running.listening(steer.run):
+        result: LoadResult = run_load(load, progress)
+    return CapacityRun(run_dir=result.run_dir, result=steer.result or CapacityResult(answer="undecided: the search "
+                       "never ran"), decision=result.decision, load_exit=result.locust_exit)
+
+
+class Steering:
+    """Beside Locust: sets each step's users, judges it once its runs have ended, and searches."""
+
+    def __init__(self, options: CapacityOptions, thresholds: list[Threshold], progress: Progress | None) -> None:
+        self.options = options
+        self.thresholds = thresholds
+        self.step_slos = [t for t in thresholds if not is_overload_threshold(t)]  # what each step is judged on
+        self.overload_checks = [t for t in thresholds if is_overload_threshold(t)]
+        self.progress = progress
+        self.result: CapacityResult | None = None
+        self.began = time.monotonic()
+
+    def run(self, run: LoadContext) -> None:
+        o = self.options
+        control = run.run_dir / CONTROL_FILE
+        sampler = SaturationSampler(run.adapter, slots_metric=run.connection.slots_metric,
+                                    pid=run.target.pid if run.target else None).start()
+        self.began = time.monotonic()
+        alpha = 1 - o.confidence
+
+        ran: list[int] = []
+
+        def run_step(users: int) -> CapacityStep:
+            ran.append(users)
+            index = len(ran)
+            write_control(control, users, float(max(users, 1)))
+            started = time.time() * 1000
+            step = CapacityStep(index=index, users=users, started_ms=started,
+                                window_start_ms=started + o.warmup_s * 1000, window_end_ms=started + o.step_s * 1000)
+            if self.progress:
+                self.progress(f"step {index}: {users} users", time.monotonic() - self.began, o.budget_s)
+            if run.stopped.wait(o.step_s):
+                step.why = "stopped: the load run ended during the step"
+                return step
+            self._drain(run, step)
+            judged = self._judge(run, step, sampler, alpha)
+            extended = 0
+            while judged.call == "unclear" and extended < o.max_extensions and not run.stopped.is_set():
+                # not decided yet (too few runs for the interval to clear the SLO either way): the step goes on
+                extended += 1
+                if run.stopped.wait(o.step_s - o.warmup_s):
+                    break
+                step.window_end_ms = time.time() * 1000
+                self._drain(run, step)
+                judged = self._judge(run, step, sampler, alpha)
+            steps = list(run.store.meta("capacity_steps") or [])
+            run.store.set_meta("capacity_steps", [*steps, judged.model_dump(mode="json")])
+            if self.progress:
+                self.progress(f"step {index}: {users} users → {judged.call} ({judged.why})",
+                              time.monotonic() - self.began, o.budget_s)
+            return judged
+
+        try:
+            searched = capacity_search(run_step, start=o.start, max_users=o.max_users, max_steps=o.max_steps,
+                                       time_left=lambda: o.budget_s - (time.monotonic() - self.began),
+                                       step_cost_s=o.step_s)
+            searched.confidence = o.confidence
+            searched.thresholds = [t.text for t in self.step_slos]
+            searched.required = o.required
+            self.result = conclude(searched)
+            if o.overload and self.result.verdict == "found" and self.result.breaks and self.result.holds \
+                    and not run.stopped.is_set():
+                over_users = max(self.result.breaks + 1, round(self.result.breaks * o.overload_factor))
+                over = run_step(over_users)
+                under = run_step(self.result.holds)
+                self.result.steps += [over, under]
+                self.result.overload = judge_overload(run.store.measures(), over, under, self.step_slos,
+                                                      self.overload_checks)
+            run.store.set_meta("capacity", self.result.model_dump(mode="json"))
+        finally:
+            write_control(control, 0, 1.0, stop=True)  # the master ends the run as its clock would
+            sampler.stop()
+
+    def _drain(self, run: LoadContext, step: CapacityStep) -> None:
+        """Wait (users still at the step's level) until the runs submitted in the window have ended, while the
+        target keeps ending runs; a run that never ends is then counted lost."""
+        def settled() -> bool:
+            rows = run.store.measures()
+            caught_up = any(m.code == "T8" and (m.ts_ms or 0) >= step.window_end_ms for m in rows)
+            return caught_up and judge_step(rows, step.model_copy(deep=True), []).unfinished == 0
+
+        wait_while_moving(settled, lambda: len(run.store.measures("T8")), 10.0)
+
+    def _judge(self, run: LoadContext, step: CapacityStep, sampler: SaturationSampler, alpha: float) -> CapacityStep:
+        rows = run.store.measures()
+        judged = judge_step(rows, step, self.step_slos, alpha=alpha)
+        judged.resources = sampler.reading(step.started_ms, step.window_end_ms)
+        judged.client = client_health(rows, step.started_ms, step.window_end_ms,
+                                      cpu_limit_pct=self.options.cpu_limit_pct, lag_limit_ms=self.options.lag_limit_ms)
+        if judged.client.saturated:
+            judged.call, judged.why = "client_saturated", f"client saturated: {judged.client.why}"
+        return judged

@@ -1,0 +1,46 @@
+"""The load shape on Locust's master (the locustfile imports it only when `RIG_SHAPE` is set): stages by the
+clock, or what the rig last wrote to the control file. It never ends the run itself — the rig's clock
+(`rig.load.locust_hooks`) does, so the workers' last reports still count — and a steered shape asks for that ending
+when the rig writes `stop`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from locust import LoadTestShape
+
+from rig.load.locust_hooks import end_run_now
+from rig.load.process import RECORDER
+from rig.load.stages import shape_from_env
+from rig.results.shape import ShapeSpec
+
+
+class RigShape(LoadTestShape):
+    """The run's shape on the master: stages by the clock, or what the rig last wrote to the control file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        spec = shape_from_env()
+        self.spec = spec or ShapeSpec()
+        self.last: tuple[int, float] = (0, 1.0)
+        self.ending = False
+        self.noted = False
+
+    def tick(self) -> tuple[int, float]:
+        if not self.noted and RECORDER.store is not None:  # where the stages lie on the run's time axis
+            RECORDER.store.set_meta("shape_started_ms", time.time() * 1000 - self.get_run_time() * 1000)
+            self.noted = True
+        if self.spec.control is None:
+            return self.spec.users_at(self.get_run_time())
+        try:
+            wanted: dict[str, Any] = json.loads(Path(self.spec.control).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # mid-rewrite (the rig replaces it whole) or not yet there: keep the last
+            return self.last
+        if wanted.get("stop") and not self.ending and self.runner is not None:
+            self.ending = True
+            end_run_now(self.runner.environment)
+        self.last = (int(wanted.get("users", 0)), float(wanted.get("spawn_rate", 1.0)))
+        return self.last
