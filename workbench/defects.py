@@ -54,6 +54,8 @@ DEFECTS: dict[str, str] = {
                           "stopped/user_stop",
     "direct_calls_misreported": "the direct search entry reports every proposed call as executed, even when it "
                                 "merged them (its spans show the executions it ran)",
+    "memory_per_stream": "every run leaves 2 MiB behind for good (a soak defect: caught by soak.rss_mb_per_h)",
+    "fd_per_turn": "every run leaves a file open for good (a soak defect: caught by soak.fds_per_h)",
     "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
                   "defect: caught by error_rate.steady, not by a gate case)",
 }

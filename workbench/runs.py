@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -53,6 +54,7 @@ class RunManager:
         self.svc = svc
         self.live: dict[str, LiveRun] = {}
         self._slots = asyncio.Semaphore(svc.config.slots)
+        self._kept: list[object] = []  # what the seeded soak defects leak
         self._waiting = 0
         self.shutting_down = False
 
@@ -101,6 +103,14 @@ class RunManager:
                     self.save(run)
             run.changed.set()
             self.live.pop(run.run_id, None)
+            self._seeded_leaks()
+
+    def _seeded_leaks(self) -> None:
+        """The soak defects: what a run leaves behind that it should not (each run, for good)."""
+        if "memory_per_stream" in self.svc.defects:
+            self._kept.append(bytearray(2 * 1024 * 1024))
+        if "fd_per_turn" in self.svc.defects:
+            self._kept.append(open(os.devnull, "rb"))  # noqa: SIM115 - the leak is the point
 
     async def acquire_slot(self, run: LiveRun) -> None:
         self._waiting += 1

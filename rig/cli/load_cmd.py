@@ -77,6 +77,9 @@ def load(
     ] = None,
     slots: Annotated[int | None, typer.Option(help="The embedded workbench's run slots (runs executing at once).")
     ] = None,
+    soak: Annotated[str | None, typer.Option(
+        help="Hold the load this long (e.g. 30m) and fit each resource's slope per hour (memory, open files, slots, "
+             "T4, T5): a slope whose interval lies past the policy's bound fails the run.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no tables: thresholds and the "
                                         "decision only.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
@@ -99,7 +102,8 @@ def load(
     except RigError as exc:
         raise fail(exc) from None
     try:
-        options = LoadOptions(shape=shaped, slots=slots, users=users, spawn_rate=spawn_rate, duration_s=duration,
+        options = LoadOptions(shape=shaped, slots=slots, soak=soak is not None, users=users, spawn_rate=spawn_rate,
+                              duration_s=soak if soak is not None else duration,
                               arrival=arrival,
                               rate_per_s=rate, workers=workers, expect_workers=expect_workers, master_host=master_host,
                               master_port=master_port, master_bind=master_bind_host, worker_only=worker_only,

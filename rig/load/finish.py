@@ -21,6 +21,7 @@ from rig.report.html import html_report
 from rig.report.junit import load_junit
 from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
+from rig.report.soak_section import soak_html
 from rig.results.capacity import CapacityResult
 from rig.results.chaos import ChaosAnalysis
 from rig.results.load import LoadSummary, WorkerRecord, observed_for_policy
@@ -54,6 +55,8 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
     sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
     if capacity is not None:
         sections.insert(0, ("Capacity", capacity_html(capacity)))
+    if summary.soak is not None:
+        sections.insert(0, ("Soak", soak_html(summary.soak)))
     stage_bands = [(m.start_ms, m.start_ms + 250, f"stage {m.index}: {m.from_users}→{m.to_users} users")
                    for m in summary.stages]  # each stage's start, on the same axis as the chaos windows
     if capacity is not None:  # each capacity step's judged window
@@ -79,6 +82,10 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
     else:
         decision = Decision(decision="recorded",
                             reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
+    drifting = summary.soak.drifting if summary.soak else []
+    if drifting:  # a resource that keeps rising under a steady load leaks, whatever the latencies say
+        decision = Decision(decision="fail", reasons=[f"soak: {d.series} {d.why}" for d in drifting]
+                            + [r for r in decision.reasons if decision.decision == "fail"])
     if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
         failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
         decision = Decision(decision="undecided", reasons=[

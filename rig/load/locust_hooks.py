@@ -233,7 +233,8 @@ def _sample_loop(environment: Any, plan: LoadPlan) -> None:
     adapter = load_adapter_class(plan.adapter).connect(plan.target_url, options=plan.adapter_options) \
         if plan.target_metrics else None
     last_cpu: tuple[float, float] | None = None
-    points: dict[str, list[tuple[float, float]]] = {"users": [], "target_cpu": [], "target_rss_bytes": []}
+    points: dict[str, list[tuple[float, float]]] = {"users": [], "target_cpu": [], "target_rss_bytes": [],
+                                                    "target_open_fds": [], "target_slots_in_use": []}
     metrics = RECORDER.metrics
     try:
         while environment.runner is not None and environment.runner.state not in ("stopped", "quitting"):
@@ -260,6 +261,12 @@ def _sample_loop(environment: Any, plan: LoadPlan) -> None:
                 if rss is not None:
                     metrics.target_rss.set(rss)
                     points["target_rss_bytes"].append((now, rss))
+                fds = sample_value(text, "process_open_fds") if text else None
+                if fds is not None:
+                    points["target_open_fds"].append((now, fds))
+                slots = sample_value(text, plan.slots_metric) if text and plan.slots_metric else None
+                if slots is not None:
+                    points["target_slots_in_use"].append((now, slots))
             if RECORDER.store is not None and len(points["users"]) >= 5:
                 _store_series(points)
                 points = {k: [] for k in points}

@@ -61,6 +61,7 @@ class LoadOptions(BaseModel):
     max_sessions: int | None = Field(None, ge=1)  # replay: at most this many sessions (the earliest)
     shape: ShapeSpec | None = None  # stages (`--shape 30s:10,1m:10`), or a shape the rig steers (`rig capacity`)
     slots: int | None = Field(None, ge=1)  # the embedded workbench's run slots (`--slots`)
+    soak: bool = False  # `--soak`: fit each resource's slope over the hold (rig.load.soak)
 
     @field_validator("duration_s", mode="before")
     @classmethod

@@ -46,6 +46,7 @@ class LoadPlan(BaseModel):
     pushgateway: str | None = None
     store_path: str | None = None
     target_metrics: bool = True
+    slots_metric: str | None = None  # the target's run-slot gauge, sampled beside its CPU and memory
     stream_timeout_s: float = 120.0
     otlp_endpoint: str | None = None  # each simulated run is a `rig.run` span sent here, its traceparent to the target
     replay: ReplayPlan | None = None  # `rig load --replay`: the sessions of a trace, replayed by ReplayUser

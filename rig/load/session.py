@@ -31,6 +31,7 @@ from rig.load.plan import LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
 from rig.load.replay import parse_window, plan_replay, read_trace
+from rig.load.soak import soak_analysis
 from rig.load.stages import SHAPE_ENV, write_control
 from rig.load.summary import load_summary
 from rig.measure.events import Measure
@@ -197,6 +198,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
             think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
             metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host,
             pushgateway=options.pushgateway, store_path=str(run_dir / "evidence.sqlite3"),
+            slots_metric=conn.slots_metric,
             otlp_endpoint=options.otlp_endpoint)
         store.set_meta("plan", json.loads(plan.dumps()))
         manifest.target_url = adapter.base_url
@@ -259,6 +261,9 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
         write_manifest(run_dir, manifest)
         summary = load_summary(store, run_dir, min(options.duration_s, elapsed) if stop else options.duration_s,
                                options.workers, options.users)
+        if options.soak:  # the hold: from every user running to the end of the load
+            hold_from = float(store.meta("load_spawned_ms") or ctx.started_at)
+            summary.soak = soak_analysis(store, hold_from, ctx.started_at + elapsed * 1000, policy.thresholds)
         events.load_finished.fire(run=ctx, summary=summary)
         if stop:  # `rig report` keeps saying so
             store.set_meta("stopped", f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} "

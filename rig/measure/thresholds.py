@@ -5,6 +5,8 @@
     T4.p95 < 3s at 20 users     the value measured with 20 users (key `T4.p95@20`)
     overload.shed_ratio > 50%   `rig capacity`'s overload step: the share refused (429/503) rather than queued …
     overload.lost_runs == 0     … the runs it submitted that never ended; `recovery_s < 10s`: back within the SLO
+    soak.rss_mb_per_h < 100     a soak's slope per hour (rss_mb, fds, slots, T4_ms, T5_ms): FAIL when its whole
+                                interval lies past the bound
     T4.p95 <= baseline * 1.10   against a baseline run's value, times a factor …
     T5.p50 <= baseline + 200ms  … or plus a margin
     no new FAIL                 no case or item that was not FAIL in the baseline is FAIL now
@@ -25,12 +27,12 @@ from rig.measure.tcodes import is_tcode
 
 OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
                                                   ">=": operator.ge, "==": operator.eq}
-METRICS = ("error_rate", "send_lag", "recovery_s", "throughput", "overload")  # what a threshold may read besides T-codes
+METRICS = ("error_rate", "send_lag", "recovery_s", "throughput", "overload", "soak")  # what a threshold may read besides T-codes
 STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
 _OP = r"(?P<op><=|>=|<|>|==)"
 _AMOUNT = r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?"
 _THRESHOLD = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery|shed_ratio|lost_runs))?\s*"
+    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery|shed_ratio|lost_runs|rss_mb_per_h|fds_per_h|slots_per_h|T4_ms_per_h|T5_ms_per_h))?\s*"
     rf"{_OP}\s*{_AMOUNT}\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
 _BASELINE = re.compile(r"^\s*(?P<metric>T\d+\.p\d+|T\d+\.mean|error_rate)\s*(?P<op><=|<|>=|>)\s*baseline\s*"
                        rf"(?:(?P<kind>[*+])\s*{_AMOUNT})?\s*$")
@@ -109,6 +111,8 @@ def unit_of(metric: str, stat: str | None) -> str:
         return "%"
     if metric == "throughput":
         return "/s"
+    if metric == "soak":
+        return "/h"
     return "ms"
 
 

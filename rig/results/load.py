@@ -14,6 +14,7 @@ from rig.measure.aggregate import TCodeStats
 from rig.measure.thresholds import ThresholdCheck
 from rig.results.chaos import ChaosAnalysis
 from rig.results.shape import StageMark
+from rig.results.soak import SoakAnalysis
 from rig.stats import summarize
 
 EventKind = Literal["joined", "missing", "returned", "stopped", "left"]
@@ -164,6 +165,7 @@ class LoadSummary(BaseModel):
     replay: ReplayFidelity | None = None  # `--replay`: the offered load's fidelity to its source
     worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
     stages: list[StageMark] = Field(default_factory=list)  # `--shape`: each stage on the run's time axis
+    soak: SoakAnalysis | None = None  # `--soak`: each resource's slope over the hold
 
     @property
     def lost_workers(self) -> list[WorkerRecord]:
@@ -189,6 +191,8 @@ def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
     out["throughput"] = summary.throughput_rps
     out["send_lag.p50"] = summary.send_lag.p50
     out["send_lag.p99"] = summary.send_lag.p99
+    for slope in summary.soak.slopes if summary.soak else []:  # the low end: a threshold fails only on a sure drift
+        out[slope.key] = slope.low
     for key in list(out):
         out[f"{key}@{summary.users}"] = out[key]
     return out

@@ -506,6 +506,30 @@ def _(wb: LiveWorkbench) -> bool:
     return plain.executed_calls == traced.executed_calls == 2
 
 
+def _target_gauge(wb: LiveWorkbench, name: str) -> float:
+    from rig.promtext import sample_value
+
+    return sample_value(wb.adapter.metrics_text(), name) or 0.0
+
+
+@probe("memory_per_stream")
+def _(wb: LiveWorkbench) -> bool:
+    ask(wb, ["P32"], "2.9%指什么？")
+    before = _target_gauge(wb, "process_resident_memory_bytes")
+    for _ in range(40):  # 80 MiB leaked: more than the memory the process freed after its ingest can absorb
+        ask(wb, ["P32"], "2.9%指什么？")
+    return _target_gauge(wb, "process_resident_memory_bytes") - before < 24 * 2**20
+
+
+@probe("fd_per_turn")
+def _(wb: LiveWorkbench) -> bool:
+    ask(wb, ["P32"], "2.9%指什么？")
+    before = _target_gauge(wb, "process_open_fds")
+    for _ in range(8):
+        ask(wb, ["P32"], "2.9%指什么？")
+    return _target_gauge(wb, "process_open_fds") - before < 5  # 8 runs leak 8 files
+
+
 @probe("flaky_runs")
 def _(wb: LiveWorkbench) -> bool:
     states = [ask(wb, ["P32"], "2.9%指什么？").detail.state for _ in range(20)]
@@ -519,7 +543,8 @@ def test_every_seeded_defect_has_a_probe() -> None:
 def test_every_defect_of_a_case_has_its_guarding_case() -> None:
     from rig.selftest import GUARDS
 
-    assert set(GUARDS) == set(DEFECTS) - {"flaky_runs"}  # flaky_runs is a load run's (error_rate.steady)
+    load_runs = {"flaky_runs", "memory_per_stream", "fd_per_turn"}  # caught by load runs (error_rate.steady, soak)
+    assert set(GUARDS) == set(DEFECTS) - load_runs
 
 
 def test_the_clean_build_keeps_every_promise(live: LiveWorkbench) -> None:

@@ -1,0 +1,23 @@
+"""A soak run in the report: each resource's slope per hour over the hold, its interval and its call."""
+
+from __future__ import annotations
+
+from html import escape
+
+from rig.results.soak import SoakAnalysis
+
+COLOURS = {"drifts": "#f8d7da", "flat": "#d4edda", "unclear": "#fff3cd", "no data": "#eee"}
+
+
+def soak_html(soak: SoakAnalysis) -> str:
+    rows = "".join(
+        f"<tr style='background:{COLOURS[s.call]}'><td>{escape(s.series)}</td><td>{escape(s.key)}</td>"
+        f"<td class=num>{s.points}</td><td class=num>{'—' if s.per_hour is None else f'{s.per_hour:.4g}'}</td>"
+        f"<td class=num>{'—' if s.low is None else f'{s.low:.4g} – {s.high:.4g}'}</td>"
+        f"<td class=num>{s.bound:g} {escape(s.unit)}/h</td><td><b>{escape(s.call)}</b> {escape(s.why)}</td></tr>"
+        for s in soak.slopes)
+    return (f"<p>Slopes per hour over the {soak.hold_s:.0f} s hold after a {soak.warmup_s:.0f} s warm-up (least "
+            "squares, 90 % pairs-bootstrap interval). A resource drifts when its whole interval lies past the "
+            "bound (the memory, file and slot series are in the load charts above).</p><table><tr><th>series</th>"
+            "<th>policy key</th><th>points</th><th>per hour</th><th>interval</th><th>bound</th><th>call</th></tr>"
+            f"{rows}</table>")

@@ -1,0 +1,39 @@
+"""Soak: a steady load held, each resource's slope per hour fitted with an interval; a seeded leak drifts past its
+bound and fails the run, the clean workbench does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rig.load.options import LoadOptions
+from rig.load.session import run_load
+from rig.load.soak import fit, slope_interval
+
+
+def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
+    rising = [(t * 1000.0, 10.0 + t * 0.5) for t in range(60)]  # half a unit a second
+    assert fit(rising) == pytest.approx(1800.0)
+    observed, low, high = slope_interval(rising) or (0, 0, 0)
+    assert low <= observed <= high and observed == pytest.approx(1800.0)
+    assert fit([(0.0, 1.0), (1000.0, 1.0)]) is None  # too few points to fit
+    noisy = [(t * 1000.0, 5.0 + (1 if t % 2 else -1)) for t in range(60)]
+    _, low, high = slope_interval(noisy) or (0, 0, 0)
+    assert low < 0 < high  # a flat, noisy series: the interval straddles zero
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("defect", "drifting"), [(None, set()), ("memory_per_stream", {"soak.rss_mb_per_h"}),
+                                                  ("fd_per_turn", {"soak.fds_per_h"})],
+                         ids=["clean", "memory_per_stream", "fd_per_turn"])
+def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defect: str | None,
+                                                         drifting: set[str]) -> None:
+    result = run_load(LoadOptions(users=6, soak=True, duration_s=45, think_min_s=0.1, think_max_s=0.3,
+                                  defects=[defect] if defect else [], out=tmp_path / "run"))
+    soak = result.summary.soak if result.summary else None
+    assert soak is not None and {s.key for s in soak.drifting} == drifting, soak
+    assert (result.decision.decision == "fail") == bool(drifting), result.decision
+    if drifting:
+        assert any("soak:" in r for r in result.decision.reasons)
+    assert "<h2>Soak</h2>" in (result.run_dir / "report.html").read_text(encoding="utf-8")
