@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from rig.capacity.session import CapacityOptions, run_capacity
-from rig.cli.console import Output, console, fail, live_progress, option_error, seconds_option
+from rig.cli.console import Output, console, fail, live_progress, option_error, seconds_option, think_option
 from rig.errors import RigError
 from rig.load.options import LoadOptions
 from rig.policy import load_policy
@@ -57,12 +57,7 @@ def capacity(
     capacity figure. Writes capacity.json, report.html (the curve, the knee, what reached its limit first) and
     junit.xml. Exit 0 with an answer, 1 below --require, 2 undecided.
     """
-    lo, _, hi = think.partition("-")
-    try:
-        think_s = (float(lo), float(hi or lo))
-    except ValueError:
-        raise fail(RigError(f"--think {think!r} is not seconds or a range of seconds", fix="for example --think 0-1")
-                   ) from None
+    think_s = think_option(think)
     try:
         options = CapacityOptions(
             load=LoadOptions(target=target, config=config, out=out, policy=policy, workers=workers, slots=slots,

@@ -56,6 +56,16 @@ def seconds_option(text: str, flag: str) -> float:
     return seconds
 
 
+def think_option(text: str) -> tuple[float, float]:
+    """`--think 1-3` (or `2`) as (low, high) seconds; anything else is the user's error (exit 2)."""
+    lo, _, hi = text.partition("-")
+    try:
+        return float(lo), float(hi or lo)
+    except ValueError:
+        raise fail(RigError(f"--think {text!r} is not seconds or a range of seconds", fix="for example --think 1-3")
+                   ) from None
+
+
 Update = Callable[[str, float, float], None]  # (what is happening, done, total)
 
 

@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from rig.cli.console import console, fail, live_progress, option_error
+from rig.cli.console import console, fail, live_progress, option_error, think_option
 from rig.errors import RigError
 from rig.load import live
 from rig.load.options import LoadOptions
@@ -91,12 +91,7 @@ def load(
     workers over Locust's own transport; on other machines `--worker-only --master-host HOST` adds more.
     """
 
-    lo, _, hi = think.partition("-")
-    try:
-        think_s = (float(lo), float(hi or lo))
-    except ValueError:
-        raise fail(RigError(f"--think {think!r} is not seconds or a range of seconds", fix="for example --think 1-3")
-                   ) from None
+    think_s = think_option(think)
     try:
         shaped = parse_shape(shape) if shape else None
     except RigError as exc:

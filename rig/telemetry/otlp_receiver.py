@@ -190,6 +190,19 @@ class OtlpReceiver:
             self._server = None
 
 
+def subtree(spans: list[ReceivedSpan], roots: set[str]) -> list[ReceivedSpan]:
+    """The spans under `roots` (span ids), the roots included: one call's or one run's own spans of a trace."""
+    keep = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for s in spans:
+            if s.span_id not in keep and s.parent_span_id in keep:
+                keep.add(s.span_id)
+                grew = True
+    return [s for s in spans if s.span_id in keep]
+
+
 def start_receiver(listen: str | None) -> OtlpReceiver:
     """A started receiver on `HOST:PORT` (an address a target's exporter can be told), or a free loopback port."""
     if not listen:

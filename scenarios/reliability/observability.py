@@ -6,7 +6,7 @@ from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.measure.derive import search_measures
 from rig.measure.transcript import RunTranscript
-from rig.telemetry.otlp_receiver import ReceivedSpan
+from rig.telemetry.otlp_receiver import ReceivedSpan, subtree
 from rig.verdict import Verdict
 
 EXPECTED_SPANS = ("run", "chat ", "execute_tool internal_search")
@@ -19,15 +19,7 @@ def _spans(ctx: CaseContext, trace_id: str, run_id: str) -> list[ReceivedSpan]:
                                         == run_id for s in spans), 10.0)
     # The target's own spans: not its Langfuse export, not the rig's spans that share the trace.
     spans = [s for s in receiver.trace(trace_id) if s.scope not in ("langfuse-sdk", "rig")]
-    keep = {s.span_id for s in spans if s.name == "run" and s.attributes.get("run.id") == run_id}
-    grew = True
-    while grew:
-        grew = False
-        for s in spans:
-            if s.span_id not in keep and s.parent_span_id in keep:
-                keep.add(s.span_id)
-                grew = True
-    return [s for s in spans if s.span_id in keep]
+    return subtree(spans, {s.span_id for s in spans if s.name == "run" and s.attributes.get("run.id") == run_id})
 
 
 def _target_spans(ctx: CaseContext) -> list[ReceivedSpan]:

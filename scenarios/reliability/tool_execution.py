@@ -13,7 +13,7 @@ from rig.measure.derive import search_measures
 from rig.measure.transcript import RunTranscript
 from rig.pdftext import page_texts, squash
 from rig.target.recording import Fixture
-from rig.telemetry.otlp_receiver import ReceivedSpan
+from rig.telemetry.otlp_receiver import ReceivedSpan, subtree
 from rig.telemetry.tracing import trace_id_of, traceparent_of
 from rig.verdict import Verdict
 from rig.waiting import wait_while_moving
@@ -208,16 +208,7 @@ def _self_report_checked(ctx: CaseContext, queries: list[str], result: SearchRes
         ctx.item("self_report_matches_spans", Verdict.BLOCKED, "missing capability: the target sent no span of the "
                  f"direct call to the rig's receiver (trace {trace_id})")
         return
-    keep = {s.span_id for s in roots()}
-    spans = [s for s in receiver.trace(trace_id) if s.scope != "rig"]
-    grew = True
-    while grew:
-        grew = False
-        for s in spans:
-            if s.span_id not in keep and s.parent_span_id in keep:
-                keep.add(s.span_id)
-                grew = True
-    mine = [s for s in spans if s.span_id in keep]
+    mine = subtree([s for s in receiver.trace(trace_id) if s.scope != "rig"], {s.span_id for s in roots()})
     executions = [s for s in mine if s.name.startswith("execute_tool")]
     stage_spans = sorted(s.name.removeprefix("stage ") for s in mine if s.name.startswith("stage "))
     stages = sorted(st.name for st in result.stages)
