@@ -47,7 +47,8 @@ OWN_FAILURES = {
 def _foreign(case_id: int, prefix: str) -> dict[tuple[int, str], str]:
     """The foreign-actor items of case 2 or 4 that LightRAG's shape leaves without an object to act on."""
     return {(case_id, f"{prefix}_{op}"): lacks for op, lacks in (
-        ("stop", "stop=server"), ("resume", "stop=server"), ("regenerate", "sessions"), ("post_message", "sessions"),
+        ("stop", "stop=server"), ("resume", "a stopped run to resume"), ("regenerate", "sessions"),
+        ("post_message", "sessions"),
         ("set_scope", "sessions, scope_change"), ("upload", "projects"), ("owner_objects_unchanged", "sessions, run_detail"),
         ("project_unchanged", "projects"))}
 
