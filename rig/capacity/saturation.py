@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -88,10 +89,10 @@ class SaturationSampler:
             if name.endswith("_queue_depth"):
                 self._put(f"queue {name.removesuffix('_queue_depth')}", value, "target /metrics", "waiting", 0.0)
 
-    def _sample_process(self, proc: object) -> object | None:
+    def _sample_process(self, proc: Any) -> Any | None:
+        """One reading of the target's process (a `psutil.Process`); None once it is gone."""
         import psutil
 
-        assert isinstance(proc, psutil.Process)
         try:
             with proc.oneshot():
                 self._put("target CPU", proc.cpu_percent(None), "process", "% of a core", CPU_LIMIT_PCT)

@@ -61,7 +61,6 @@ class CapacityRun(BaseModel):
     run_dir: Path
     result: CapacityResult
     decision: Decision
-    load_exit: int | None = None
 
 
 def run_capacity(options: CapacityOptions, progress: Progress | None = None) -> CapacityRun:
@@ -78,7 +77,7 @@ def run_capacity(options: CapacityOptions, progress: Progress | None = None) -> 
     with events.load_running.listening(steer.run):
         result: LoadResult = run_load(load, progress)
     return CapacityRun(run_dir=result.run_dir, result=steer.result or CapacityResult(answer="undecided: the search "
-                       "never ran"), decision=result.decision, load_exit=result.locust_exit)
+                       "never ran"), decision=result.decision)
 
 
 class Steering:

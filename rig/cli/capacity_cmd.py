@@ -63,7 +63,7 @@ def capacity(
             load=LoadOptions(target=target, config=config, out=out, policy=policy, workers=workers, slots=slots,
                              token_delay_ms=token_delay_ms, think_min_s=think_s[0], think_max_s=think_s[1]),
             start=start, max_users=max_users, step_s=seconds_option(step, "--step"),
-            warmup_s=seconds_option(warmup, "--warmup") if warmup.strip() not in ("0", "0s") else 0.0,
+            warmup_s=seconds_option(warmup, "--warmup", zero_ok=True),
             max_steps=max_steps, budget_s=seconds_option(budget, "--budget"), confidence=confidence,
             required=require, cpu_limit_pct=client_cpu_limit,
             lag_limit_ms=seconds_option(client_lag_limit, "--client-lag-limit") * 1000)

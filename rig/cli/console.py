@@ -45,13 +45,14 @@ def option_error(exc: ValidationError, flags: dict[str, str]) -> RigError:
     return RigError("; ".join(lines), fix="see the command's --help")
 
 
-def seconds_option(text: str, flag: str) -> float:
-    """A duration option (`60s`, `2m`, `90`) in seconds, more than 0; anything else is the user's error (exit 2)."""
+def seconds_option(text: str, flag: str, *, zero_ok: bool = False) -> float:
+    """A duration option (`60s`, `2m`, `90`) in seconds, more than 0 (or 0 itself with `zero_ok`); anything else is
+    the user's error (exit 2)."""
     try:
         seconds = parse_duration(text)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint=flag) from None
-    if seconds <= 0:
+    if seconds < 0 or (seconds == 0 and not zero_ok):
         raise typer.BadParameter(f"{text!r} is no time at all: it must be longer than 0 s", param_hint=flag)
     return seconds
 

@@ -54,22 +54,22 @@ def _cmdline(p: psutil.Process) -> list[str]:
         return []
 
 
+def _signal(procs: list[psutil.Process], sig: int) -> None:
+    for p in procs:
+        try:
+            os.kill(p.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def _starve(stop: threading.Event) -> None:
     """Stop the Locust process 400 ms of every 500 ms, as a throttled container would: its loop wakes late."""
     me = psutil.Process()
     while not stop.is_set():
         procs = [p for p in me.children(recursive=True) if "locust" in " ".join(_cmdline(p))]
-        for p in procs:
-            try:
-                os.kill(p.pid, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
+        _signal(procs, signal.SIGSTOP)
         stop.wait(0.4)
-        for p in procs:
-            try:
-                os.kill(p.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        _signal(procs, signal.SIGCONT)
         stop.wait(0.1)
 
 
@@ -82,11 +82,7 @@ def test_a_starved_client_makes_its_step_undecided(tmp_path: Path) -> None:
     finally:
         stop.set()
         starver.join(5)
-        for p in psutil.Process().children(recursive=True):  # nothing left stopped
-            try:
-                os.kill(p.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        _signal(psutil.Process().children(recursive=True), signal.SIGCONT)  # nothing left stopped
     cap = run.result
     assert cap.steps and cap.steps[-1].call == "client_saturated", [(s.users, s.call, s.client) for s in cap.steps]
     assert cap.verdict == "undecided" and "client was saturated" in cap.answer
