@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test test-slow peers test-peers stress lab lint clean
+.PHONY: setup system demo capacity-demo test test-slow peers test-peers stress lab lint clean
 
 setup: system $(STAMP)
 
@@ -19,6 +19,12 @@ $(STAMP): pyproject.toml
 
 demo: setup
 	$(BIN)/rig demo
+
+# A short capacity search on the embedded workbench with 3 run slots (~3 min): where T4.p95 < 300ms stops holding,
+# what saturated first, and the overload and recovery steps after it.
+capacity-demo: setup
+	$(BIN)/rig capacity --slots 3 --start 2 --max-users 8 --step 20s --warmup 5s --think 0-0 --token-delay-ms 10 \
+		--policy docs/capacity.example.yaml
 
 test: setup
 	$(BIN)/python -m pytest

@@ -13,9 +13,12 @@
    once, is served in an order neither kind controls. The rig must complete ≥ 0.97 × the bare runs and keep
    its lag p99 ≤ 1.1 × the bare p99 at 200 and 400 streams.
 2. Saturation (`--saturation-users`): the same finished run's stream read as fast as one process can, all-bare
-   then all-rig, in separate processes: streams/s and events/s each one sustains, the CPU seconds the Locust process
-   spent per event and per stream (its rusage), the target's CPU share over the same seconds (its own
-   `process_cpu_seconds_total`), which side was the bottleneck (the one near a whole core), and the rig ÷ bare
+   then all-rig, in separate processes. The stream is recorded off the workbench once and served by
+   `bench/_stream_server.py`, which answers every request with the same bytes at a fraction of a reader's cost, so
+   the client is the bottleneck for both readers (a live workbench at a whole core caps the bare reader first).
+   Per reader: streams/s and events/s, the CPU seconds the Locust process spent per event and per stream (its own
+   rusage from the first user to the last derivation — start-up imports are not the reader's cost), the server's
+   CPU share over the same seconds, which side was the bottleneck (the one near a whole core), and the rig ÷ bare
    ratios. The rig's hot path should cost ≤ 1.2× the bare reader's CPU per event where the client is the
    bottleneck.
 3. Parsing one event off the hot path (in this process): the standard library's `json` vs `orjson`, and the
@@ -32,13 +35,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
 LOCUSTFILE = r'''
-import itertools, json, os, random, time
+import itertools, json, os, random, resource, time
 from locust import FastHttpUser, task, constant, events
 from rig.adapters.models import Auth, TokenEvent
 from rig.clock import now_ns, wall_ms
@@ -57,6 +61,7 @@ H = {"authorization": "Bearer " + TOKEN}
 QUESTIONS = ["请查清买家保护与徽章关系并给依据。", "这篇论文的主要发现是什么？", "样本来自哪里？"]
 RESULT = {"rig": [], "bare": [], "rig_streams": 0, "bare_streams": 0, "rig_events": 0, "bare_events": 0}
 _started = [0.0]
+_cpu = [0.0]  # this process's CPU seconds when the users started: start-up (imports) is not the reader's cost
 _origin = [0]  # rig clock at the start: run end times are kept relative to it (seconds)
 _ORDINALS = {"rig": itertools.count(), "bare": itertools.count()}
 
@@ -78,6 +83,12 @@ def seat(kind):
 def _start(**_kw):
     _started[0] = time.monotonic()
     _origin[0] = now_ns()
+    _cpu[0] = _cpu_s()
+
+
+def _cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 class BareUser(FastHttpUser):
@@ -146,6 +157,7 @@ class RigStreamUser(ResearcherUser):
 def _save(environment, **_kw):
     DERIVER.drain()
     RESULT["seconds"] = time.monotonic() - _started[0]
+    RESULT["cpu_s"] = _cpu_s() - _cpu[0]  # from the first user to the last derivation
     RESULT["deriver"] = {"idle": DERIVER.done, "inline": DERIVER.inline, "peak_backlog": DERIVER.peak,
                          "failed": DERIVER.failed}
     with open(OUT, "w") as fh:
@@ -179,17 +191,25 @@ def _parsing(events: list[Any]) -> dict[str, float]:
                                                                                           strict=True)])}
 
 
-def _child_cpu_s() -> float:
-    """CPU seconds of every finished child process so far (each Locust run is one)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+def _stream_server(body: Path, port_file: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """bench/_stream_server.py serving `body` on a free loopback port; its process and URL."""
+    proc = subprocess.Popen([sys.executable, str(HERE / "_stream_server.py"), str(body), str(port_file)])
+    for _ in range(200):
+        if port_file.exists() and port_file.read_text():
+            return proc, f"http://127.0.0.1:{port_file.read_text()}"
+        if proc.poll() is not None:
+            raise SystemExit("the stream server did not start")
+        time.sleep(0.05)  # polling for the port file the server writes once it listens
+    proc.kill()
+    raise SystemExit("the stream server did not listen within 10 s")
 
 
-def _target_cpu_s(adapter: Any) -> float:
-    """The target's own CPU seconds (`process_cpu_seconds_total` on its /metrics)."""
-    from rig.promtext import sample_value
+def _cpu_of(proc: subprocess.Popen[bytes]) -> float:
+    """CPU seconds a running child has used (psutil)."""
+    import psutil
 
-    return sample_value(adapter.metrics_text(), "process_cpu_seconds_total") or 0.0
+    t = psutil.Process(proc.pid).cpu_times()
+    return t.user + t.system
 
 
 def _locust(lf: Path, url: str, users: int, seconds: int, classes: list[str], env: dict[str, str],
@@ -222,7 +242,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from _target import bench_target
 
-    levels = [int(x) for x in args.levels.split(",")]
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
     print(f"{os.cpu_count()} CPUs shared by the target and the client; model pacing {args.token_delay_ms} ms, "
           f"200 ms before the first answer piece; runs ending in [{args.warmup:g} s, {args.seconds} s] counted")
     report: dict[str, Any] = {"live": {}, "saturation": {}}
@@ -260,28 +280,36 @@ def main() -> None:
                       f"{row['lag_p99_ratio'] or 0:>6.3f}  {d['idle']}/{d['inline']}/{d['peak_backlog']}")
             sid = bt.adapter.open_session(bt.auth, bt.project, [bt.doc]).session_id
             finished = bt.adapter.ask(bt.auth, sid, QUESTION)
-            events = list(bt.adapter.events(bt.auth, finished.run_id))
+            raws = list(bt.adapter.raw_events(bt.auth, finished.run_id))
+            events = [bt.adapter.typed(r) for r in raws]
             env["BENCH_REPLAY"] = finished.run_id
-            print(f"\nsaturation: {args.saturation_users} users read a finished run's stream ({len(events)} events) "
-                  "as fast as one process can")
-            for reader, cls in (("bare", "BareStreamUser"), ("rig", "RigStreamUser")):
-                cpu0, target0 = _child_cpu_s(), _target_cpu_s(bt.adapter)
-                got = _locust(lf, bt.target.url, args.saturation_users, args.saturation_seconds, [cls], env,
-                              Path(tmp) / f"sat_{reader}.json")
-                client_s, target_s = _child_cpu_s() - cpu0, _target_cpu_s(bt.adapter) - target0
-                n_streams, n_events = got[f"{reader}_streams"], got[f"{reader}_events"]
-                streams, evs = n_streams / got["seconds"], n_events / got["seconds"]
-                row = {"streams_per_s": streams, "events_per_s": evs, "cpu_s": client_s,
-                       "cpu_us_per_event": 1e6 * client_s / max(1, n_events),
-                       "cpu_ms_per_stream": 1e3 * client_s / max(1, n_streams),
-                       "client_share": client_s / got["seconds"], "target_share": target_s / got["seconds"]}
-                row["bottleneck"] = "client" if row["client_share"] >= 0.85 else \
-                    "target" if row["target_share"] >= 0.85 else "neither (shared CPUs)"
-                report["saturation"][reader] = row
-                print(f"  {reader:>4}: {streams:8.1f} streams/s  {evs:9.0f} events/s  "
-                      f"{row['cpu_us_per_event']:6.2f} µs CPU/event  {row['cpu_ms_per_stream']:6.2f} ms CPU/stream  "
-                      f"client {row['client_share']:.0%} / target {row['target_share']:.0%} of a core → "
-                      f"bottleneck: {row['bottleneck']}")
+            body = Path(tmp) / "stream.txt"
+            body.write_bytes(b"".join(f"id: {r.id}\nevent: {r.event}\ndata: {r.data}\n\n".encode() for r in raws))
+            server, url = _stream_server(body, Path(tmp) / "port")
+            print(f"\nsaturation: {args.saturation_users} users read a finished run's stream ({len(events)} events, "
+                  f"{body.stat().st_size} bytes) as fast as one process can, served by bench/_stream_server.py")
+            try:
+                for reader, cls in (("bare", "BareStreamUser"), ("rig", "RigStreamUser")):
+                    server_cpu0 = _cpu_of(server)
+                    got = _locust(lf, url, args.saturation_users, args.saturation_seconds, [cls], env,
+                                  Path(tmp) / f"sat_{reader}.json")
+                    client_s, server_s = got["cpu_s"], _cpu_of(server) - server_cpu0
+                    n_streams, n_events = got[f"{reader}_streams"], got[f"{reader}_events"]
+                    streams, evs = n_streams / got["seconds"], n_events / got["seconds"]
+                    row = {"streams_per_s": streams, "events_per_s": evs, "cpu_s": client_s,
+                           "cpu_us_per_event": 1e6 * client_s / max(1, n_events),
+                           "cpu_ms_per_stream": 1e3 * client_s / max(1, n_streams),
+                           "client_share": client_s / got["seconds"], "server_share": server_s / got["seconds"]}
+                    row["bottleneck"] = "client" if row["client_share"] >= 0.85 else \
+                        "server" if row["server_share"] >= 0.85 else "neither (shared CPUs)"
+                    report["saturation"][reader] = row
+                    print(f"  {reader:>4}: {streams:8.1f} streams/s  {evs:9.0f} events/s  "
+                          f"{row['cpu_us_per_event']:6.2f} µs CPU/event  {row['cpu_ms_per_stream']:6.2f} ms CPU/stream  "
+                          f"client {row['client_share']:.0%} / server {row['server_share']:.0%} of a core → "
+                          f"bottleneck: {row['bottleneck']}")
+            finally:
+                server.terminate()
+                server.wait(10)
             sat = report["saturation"]
             sat["ratio"] = sat["rig"]["streams_per_s"] / sat["bare"]["streams_per_s"]
             sat["cpu_per_event_ratio"] = sat["rig"]["cpu_us_per_event"] / sat["bare"]["cpu_us_per_event"]

@@ -138,6 +138,9 @@ class AgentLoop:
         self.d.update(state="running", started_at=started, started_at_ms=started_ms)
         self.svc.runs.save(self.run)
         self.emit("status", {"stage": "planning", "text": "正在理解问题并规划检索"})
+        if "t4_per_turn" in self.svc.defects:  # the seeded defect: the session's history re-read, slower each turn
+            earlier = sum(1 for m in self.plan.messages if m.get("role") == "user") - 1
+            await asyncio.sleep(0.15 * max(0, earlier))
         provider = build_provider(self.svc, self.plan.model)
         resume = self.plan.resume_state
         state = LoopState.restore(resume) if resume is not None else LoopState(list(self.plan.messages))

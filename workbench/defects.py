@@ -56,6 +56,11 @@ DEFECTS: dict[str, str] = {
                                 "merged them (its spans show the executions it ran)",
     "memory_per_stream": "every run leaves 2 MiB behind for good (a soak defect: caught by soak.rss_mb_per_h)",
     "fd_per_turn": "every run leaves a file open for good (a soak defect: caught by soak.fds_per_h)",
+    "stop_race_slot": "a stop that lands as a run ends (its end sent, its record still being written) is answered 409 "
+                      "but drops the run's slot without returning it: one slot lost per race (a soak defect: caught "
+                      "by soak.slots_per_h)",
+    "t4_per_turn": "each earlier question of the session delays the first answer token by 150 ms (the history is "
+                   "re-read; a soak defect: caught by soak.T4_ms_per_turn)",
     "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
                   "defect: caught by error_rate.steady, not by a gate case)",
 }

@@ -18,6 +18,9 @@ TERMINAL = {"completed", "stopped", "failed", "interrupted"}
 FLUSH_EVERY = 64
 
 
+RECORD_WRITE_S = 0.5  # with `stop_race_slot`: how long a run stays live, holding its slot, after its end event
+
+
 class LiveRun:
     """A run in this process: its detail record, its ordered events and its task."""
 
@@ -94,6 +97,8 @@ class RunManager:
     async def _guard(self, run: LiveRun, body: Callable[[LiveRun], Awaitable[None]]) -> None:
         try:
             await body(run)
+            if "stop_race_slot" in self.svc.defects:
+                await asyncio.sleep(RECORD_WRITE_S)  # the seeded defect's window: the record written after the end
         finally:
             self.release_slot(run)
             run.finished = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rig.compare.stats import MIN_SAMPLES, percentile_interval, wilson_interval
 from rig.load.runviews import run_views
 from rig.measure.events import Measure
+from rig.measure.tally import ON_PURPOSE
 from rig.measure.tcodes import is_tcode
 from rig.measure.thresholds import Threshold, unit_of
 from rig.results.capacity import CapacityStep, SloCheck
@@ -41,8 +42,9 @@ def judge_step(measures: list[Measure], step: CapacityStep, thresholds: list[Thr
                   and not (views.get(rid) and views[rid].end)]
     loose = [m for m in rows if m.code == "error" and not m.run_id and m.ts_ms is not None and w0 <= m.ts_ms < w1]
     completed = [r for r in ended if r.completed]
+    on_purpose = [r for r in ended if r.end in ON_PURPOSE]  # a stop the user sent: not the target's failure
     trials = len(ended) + len(unfinished) + len(loose)
-    failures = trials - len(completed)
+    failures = trials - len(completed) - len(on_purpose)
     step.runs, step.completed, step.unfinished = len(ended) + len(unfinished), len(completed), len(unfinished)
     step.throughput_rps = round(len(completed) / ((w1 - w0) / 1000), 4) if w1 > w0 else 0.0
     err = wilson_interval(failures, trials, alpha=alpha)

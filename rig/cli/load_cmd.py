@@ -79,7 +79,12 @@ def load(
     ] = None,
     soak: Annotated[str | None, typer.Option(
         help="Hold the load this long (e.g. 30m) and fit each resource's slope per hour (memory, open files, slots, "
-             "T4, T5): a slope whose interval lies past the policy's bound fails the run.")] = None,
+             "T4, T5, and T4 per question of a session): a slope whose interval lies past the policy's bound fails "
+             "the run.")] = None,
+    mix: Annotated[str | None, typer.Option(
+        help="Change how often researchers draw each action, ACTION=WEIGHT: ask=10, revision=3, stop_resume=1, "
+             "late_stop=1 (a stop racing the run's end), regenerate=1, export=1, search=2 by default; 0 leaves one "
+             "out. Example: --mix late_stop=5,search=0.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no tables: thresholds and the "
                                         "decision only.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
@@ -107,7 +112,8 @@ def load(
                               otlp_endpoint=otlp_endpoint, metrics_host=metrics_host,
                               think_min_s=think_s[0], think_max_s=think_s[1], ingest_users=ingest_users,
                               browsers=browsers, chaos=chaos, chaos_metrics_port=chaos_metrics_port, baseline=baseline,
-                              replay=replay, speed=speed, window=window, max_sessions=max_sessions, anonymise=anonymise)
+                              replay=replay, speed=speed, window=window, max_sessions=max_sessions, anonymise=anonymise,
+                              mix=mix or {})
     except ValidationError as exc:
         raise fail(option_error(exc, FLAGS)) from None
     try:

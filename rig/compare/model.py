@@ -54,6 +54,24 @@ class RateComparison(BaseModel):
     call: Literal["regressed", "improved", "no evidence", "not enough samples"] = "not enough samples"
 
 
+class CapacityComparison(BaseModel):
+    """Two capacity searches: each one's bracket (held, broke), the shift of what the new release holds, its range
+    from both brackets, and the call (`rig.compare.capacity`)."""
+
+    unit: str = "users"
+    base_holds: int | None = None
+    base_breaks: int | None = None
+    new_holds: int | None = None
+    new_breaks: int | None = None
+    shift: float | None = None  # new holds ÷ base holds − 1
+    low: float | None = None  # the shift's range: None where a search found no upper end (above its highest step)
+    high: float | None = None
+    call: Literal["fewer", "more", "same", "not comparable"] = "not comparable"
+    why: str = ""
+    base_answer: str = ""
+    new_answer: str = ""
+
+
 class Comparison(BaseModel):
     """One part compared (a gate, load or quality run); a pre-release run has one per part."""
 
@@ -66,6 +84,7 @@ class Comparison(BaseModel):
     tcodes: list[TCodeComparison] = Field(default_factory=list)
     rates: list[RateComparison] = Field(default_factory=list)
     throughput: dict[str, Any] | None = None
+    capacity: CapacityComparison | None = None  # two capacity searches: what each holds (T-codes mix steps)
     tokens_and_cost: list[TCodeComparison] = Field(default_factory=list)
 
 

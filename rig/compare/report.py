@@ -12,6 +12,8 @@ from rig.compare.runs import read_measures, samples
 _COLORS = {"base": "#8a8f98", "new": "#1f6feb"}
 _CALL_STYLE = {"regressed": "color:#b42318;font-weight:600", "improved": "color:#067647;font-weight:600",
                "no evidence": "color:#444", "not enough samples": "color:#999"}
+_CAPACITY_STYLE = {"fewer": "color:#b42318", "more": "color:#067647", "same": "color:#444",
+                   "not comparable": "color:#b54708"}
 
 
 def write_reports(result: CompareResult, out: Path) -> list[Path]:
@@ -48,6 +50,12 @@ def markdown(result: CompareResult) -> str:
                   f"{'—' if r.p_value is None else f'{r.p_value:.3g}'} | {r.call} |" for r in part.rates]
         if part.throughput:
             lines += ["", f"Throughput: {part.throughput}"]
+        if part.capacity:
+            c = part.capacity
+            lines += ["", "| capacity | held | broke | answer |", "|---|---|---|---|",
+                      f"| base | {c.base_holds} | {c.base_breaks or '—'} | {_cell(c.base_answer)} |",
+                      f"| new | {c.new_holds} | {c.new_breaks or '—'} | {_cell(c.new_answer)} |", "",
+                      f"Capacity: **{c.call}** — {c.why}"]
         lines.append("")
     return "\n".join(lines)
 
@@ -65,6 +73,14 @@ def page(result: CompareResult) -> str:
         body.append(_table(["setting", "base", "new", ""],
                            [[d.field, _cell(d.base), _cell(d.new), _kind(d)]
                             for d in part.differences] or [["(no setting differs)", "", "", ""]]))
+        if part.capacity:
+            c = part.capacity
+            body.append(f"<h3>Capacity: <span style='{_CAPACITY_STYLE[c.call]}'>{esc(c.call)}</span></h3>"
+                        f"<p>{esc(c.why)}</p>")
+            body.append(_table(["", f"held ({c.unit})", "broke", "answer"],
+                               [["base", str(c.base_holds), str(c.base_breaks or "—"), c.base_answer],
+                                ["new", str(c.new_holds), str(c.new_breaks or "—"), c.new_answer]]))
+            continue  # a capacity search's samples span every step's load: its T-codes do not compare
         body.append("<h3>Verdict changes</h3>")
         body.append(_table(["case / item", "base", "new", "base reason", "new reason"],
                            [[f"{v.case}{' / ' + v.item if v.item else ''}", v.base or "—",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rig.compare.capacity import capacity_shift, read_capacity
 from rig.compare.model import (
     CompareResult,
     CompareSettings,
@@ -43,6 +44,8 @@ def compare_dirs(base: Path, new: Path, settings: CompareSettings | None = None)
     parts = [compare_part(name, b, n, settings) for name, b, n in pairs]
     blocking = [f"{p.part}: {d.field} differs ({_short(d.base)} → {_short(d.new)})" for p in parts
                 for d in p.differences if d.blocking]
+    blocking += [f"{p.part}: capacity not comparable: {p.capacity.why}" for p in parts
+                 if p.capacity is not None and p.capacity.call == "not comparable"]
     if blocking:
         return CompareResult(base=str(base), new=str(new), settings=settings, decision="not comparable",
                              reasons=blocking, parts=parts)
@@ -63,6 +66,8 @@ def regressions(parts: list[Comparison]) -> list[str]:
                     f"({s.why})" for s in t.shifts if s.call == "regressed"]
         out += [f"{p.part}: {r.name} {r.base}/{r.base_runs} → {r.new}/{r.new_runs} regressed (p={r.p_value:.3g})"
                 for r in p.rates if r.call == "regressed" and r.p_value is not None]
+        if p.capacity is not None and p.capacity.call == "fewer":
+            out.append(f"{p.part}: capacity {p.capacity.why}")
     return out
 
 
@@ -102,6 +107,14 @@ def compare_part(name: str, base: Path, new: Path, settings: CompareSettings) ->
     if any(d.blocking for d in out.differences):
         return out
     out.verdict_changes = verdict_changes(base, new)
+    cb, cn = read_capacity(base), read_capacity(new)
+    if (cb is None) != (cn is None):
+        out.differences.append(Difference(field="capacity search", base=cb is not None, new=cn is not None,
+                                          blocking=True))
+        return out
+    if cb is not None and cn is not None:  # their samples span every step's load: only the capacities compare
+        out.capacity = capacity_shift(cb, cn)
+        return out
     out.tcodes = tcode_shifts(rb.measures, rn.measures, settings)
     out.tokens_and_cost = usage_shifts(rb.measures, rn.measures, settings)
     out.rates = rate_changes(rb.measures, rn.measures, settings)

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rig.clock import parse_duration
+from rig.load.plan import DEFAULT_MIX
 from rig.results.shape import ShapeSpec
 
 
@@ -20,6 +21,19 @@ def parse_rate(text: str | float) -> float:
     if not m:
         raise ValueError(f"rate {text!r} is not like 2/s or 120/m")
     return float(m.group(1)) / (60 if m.group(2) == "m" else 1)
+
+
+def parse_mix(text: str) -> dict[str, int]:
+    """`late_stop=5,search=0` → the weights it changes in the researchers' mix (0 leaves an action out)."""
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, weight = part.partition("=")
+        name = name.strip()
+        if name not in DEFAULT_MIX or not eq or not weight.strip().isdigit():
+            raise ValueError(f"--mix {part!r} is not ACTION=WEIGHT with ACTION one of {', '.join(DEFAULT_MIX)} and a "
+                             "whole number (for example late_stop=5,search=0)")
+        out[name] = int(weight)
+    return out
 
 
 class LoadOptions(BaseModel):
@@ -62,6 +76,15 @@ class LoadOptions(BaseModel):
     shape: ShapeSpec | None = None  # stages (`--shape 30s:10,1m:10`), or a shape the rig steers (`rig capacity`)
     slots: int | None = Field(None, ge=1)  # the embedded workbench's run slots (`--slots`)
     soak: bool = False  # `--soak`: fit each resource's slope over the hold (rig.load.soak)
+    mix: dict[str, int] = Field(default_factory=dict)  # `--mix`: weights that replace the default mix's
+
+    @field_validator("mix", mode="before")
+    @classmethod
+    def _mix(cls, v: object) -> object:
+        mix = parse_mix(v) if isinstance(v, str) else v
+        if isinstance(mix, dict) and not any({**DEFAULT_MIX, **mix}.values()):
+            raise ValueError("--mix leaves every action out: give at least one a weight above 0")
+        return mix
 
     @field_validator("duration_s", mode="before")
     @classmethod

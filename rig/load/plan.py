@@ -15,6 +15,9 @@ from pydantic import BaseModel, Field
 
 from rig.load.replay.plan import ReplayPlan
 
+# a researcher's actions and how often each is drawn (`rig load --mix` changes them)
+DEFAULT_MIX = {"ask": 10, "revision": 3, "stop_resume": 1, "late_stop": 1, "regenerate": 1, "export": 1, "search": 2}
+
 
 class PaperSet(BaseModel):
     """A set of documents a researcher opens a session on, with questions that fit it."""
@@ -38,8 +41,7 @@ class LoadPlan(BaseModel):
     duration_s: float | None = None  # the master ends the run after this long (Locust's -t is only a backstop)
     think_min_s: float = 1.0
     think_max_s: float = 3.0
-    weights: dict[str, int] = Field(default_factory=lambda: {
-        "ask": 10, "revision": 3, "stop_resume": 1, "regenerate": 1, "export": 1, "search": 2})
+    weights: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_MIX))
     fetch_detail: bool = True
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"  # 0.0.0.0 where Prometheus scrapes from another container

@@ -27,7 +27,7 @@ from rig.load import live
 from rig.load.browser_hook import browser_hook
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
-from rig.load.plan import LoadPlan
+from rig.load.plan import DEFAULT_MIX, LoadPlan
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
 from rig.load.replay import parse_window, plan_replay, read_trace
@@ -198,7 +198,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
             think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
             metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host,
             pushgateway=options.pushgateway, store_path=str(run_dir / "evidence.sqlite3"),
-            slots_metric=conn.slots_metric,
+            slots_metric=conn.slots_metric, weights={**DEFAULT_MIX, **options.mix},
             otlp_endpoint=options.otlp_endpoint)
         store.set_meta("plan", json.loads(plan.dumps()))
         manifest.target_url = adapter.base_url

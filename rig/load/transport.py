@@ -2,9 +2,10 @@
 
 So Locust's request statistics are the adapter's real requests, each named by its operation (`ask`,
 `events`, `run` …), and a status the user expects (a 409 for a resume with no checkpoint) does not count
-as a failure. A stream is read one event block at a time (the blank line that ends an event), which
-keeps reading cheap and stamps every event the moment its block is complete; a block that grows past
-`max_block_bytes` without its end is the target's protocol error (`StreamTooLarge`), never memory without bound.
+as a failure. A stream is read in whole event blocks (up to the last blank line that arrived), which keeps reading
+cheap — blocks that arrived together cost one read — and stamps every event the moment its block is complete; a
+block that grows past `max_block_bytes` without its end is the target's protocol error (`StreamTooLarge`), never
+memory without bound.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rig.errors import RigError
 from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, StreamTooLarge
 
 DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep the connection
+RECV_BYTES = 65536  # the most one read takes off the socket: what has arrived, up to this
 
 
 class LocustTransport(Transport):
@@ -79,12 +81,10 @@ class LocustTransport(Transport):
 
             def chunks() -> Iterator[bytes]:
                 try:
-                    head = read_block(raw, b"\n", self.max_block_bytes)
-                    if not head:
-                        return
-                    sep = b"\r\n\r\n" if delimiter == b"\n\n" and head.endswith(b"\r\n") else delimiter
-                    yield head
-                    while block := read_block(raw, sep, self.max_block_bytes):
+                    sep = delimiter
+                    if delimiter == b"\n\n" and crlf_lines(raw, self.max_block_bytes):
+                        sep = b"\r\n\r\n"
+                    while block := read_blocks(raw, sep, self.max_block_bytes):
                         yield block
                 except StreamTooLarge:
                     raise
@@ -98,19 +98,21 @@ class LocustTransport(Transport):
                 self.client.cookiejar.clear()
 
 
-def read_block(raw: Any, sep: bytes, cap: int) -> bytes:
-    """The stream's next block up to and including `sep` (what is left, then b"", at its end), read as
-    geventhttpclient's own `readline` reads it — its body buffer, fed from its socket — but looking only at the new
-    bytes each time and bounded: a block past `cap` bytes is StreamTooLarge."""
+def read_blocks(raw: Any, sep: bytes, cap: int) -> bytes:
+    """The stream's next complete blocks: every byte that has arrived up to and including the last `sep` in them
+    (what is left, then b"", at its end). Read as geventhttpclient's own `readline` reads — its body buffer, fed from
+    its socket — but ending at the last block that is whole rather than the first, so blocks that arrived together
+    cost one read, and each is stamped by the arrival that completed it; looking only at the new bytes each time,
+    and bounded: a block past `cap` bytes without its end is StreamTooLarge."""
     buf = raw._body_buffer
     start = 0
     while True:
-        at = buf.find(sep, max(0, start - len(sep) + 1))
+        at = buf.rfind(sep, max(0, start - len(sep) + 1))
         if at >= 0:
             end = at + len(sep)
-            block = bytes(buf[:end])
+            blocks = bytes(buf[:end])
             del buf[:end]
-            return block
+            return blocks
         if len(buf) > cap:
             raise StreamTooLarge("one event of the stream", cap, len(buf), bytes(buf[:SAMPLE_BYTES]))
         start = len(buf)
@@ -118,33 +120,67 @@ def read_block(raw: Any, sep: bytes, cap: int) -> bytes:
             rest = bytes(buf)
             del buf[:]
             return rest
-        sock = raw._sock
-        if sock is None:
-            raise TransportError("connection closed")
-        try:
-            raw.feed(sock.recv(raw.block_size))
-        except BaseException:
-            raw.release()
-            raise
+        _fill(raw)
+
+
+def crlf_lines(raw: Any, cap: int) -> bool:
+    """Whether the stream's lines end in CRLF: read until its first line end has arrived (nothing is consumed)."""
+    buf = raw._body_buffer
+    while True:
+        at = buf.find(b"\n")
+        if at >= 0:
+            return at > 0 and buf[at - 1] == 13
+        if len(buf) > cap:
+            raise StreamTooLarge("one event of the stream", cap, len(buf), bytes(buf[:SAMPLE_BYTES]))
+        if raw.message_complete:
+            return False
+        _fill(raw)
+
+
+def _fill(raw: Any) -> None:
+    """Feed the response what has arrived on its socket (up to `RECV_BYTES`)."""
+    sock = raw._sock
+    if sock is None:
+        raise TransportError("connection closed")
+    try:
+        raw.feed(sock.recv(max(raw.block_size, RECV_BYTES)))
+    except BaseException:
+        raw.release()
+        raise
 
 
 def stream_reader(resp: Any) -> Any:
-    """The socket reader under a Locust FastResponse (geventhttpclient's response, `_response`), read one event
-    block at a time with `readline(sep)`. Neither library promises it: when a version lacks it, this raises a
-    RigError (the run is then undecided, as for any rig error) instead of every stream reading empty and
-    counting as `stream_broken`."""
+    """The socket reader under a Locust FastResponse (geventhttpclient's response, `_response`): its body buffer
+    and socket (`read_blocks`), and `readline(sep)` (what is left after the last event). Neither library promises
+    them: when a version lacks them, this raises a RigError (the run is then undecided, as for any rig error)
+    instead of every stream reading empty and counting as `stream_broken`."""
     raw = getattr(resp, "_response", None)
-    readline = getattr(raw, "readline", None)
-    try:
-        takes_sep = callable(readline) and "sep" in inspect.signature(readline).parameters
-    except (TypeError, ValueError):
-        takes_sep = False
-    parts = ("_body_buffer", "_sock", "feed", "message_complete", "block_size", "release")  # what read_block uses
-    if not takes_sep or not all(hasattr(raw, name) for name in parts):
+    if raw is None or not _readable(type(raw)) or not all(hasattr(raw, name) for name in _PARTS):
         raise RigError(f"the load client's response ({type(resp).__name__}) has no stream reader "
                        "`_response.readline(sep)`: Locust or geventhttpclient changed what the rig reads streams with",
                        fix="install the locust and geventhttpclient versions pyproject.toml allows (make setup)")
     return raw
+
+
+_PARTS = ("_body_buffer", "_sock", "feed", "message_complete", "block_size", "release")  # what read_blocks uses
+
+
+_READABLE: dict[type[Any], bool] = {}
+
+
+def _readable(cls: type[Any]) -> bool:
+    """Whether the response class has `readline(sep)` (looked at once per class: a signature costs a stream's reading)."""
+    if cls not in _READABLE:
+        _READABLE[cls] = _takes_sep(cls)
+    return _READABLE[cls]
+
+
+def _takes_sep(cls: type[Any]) -> bool:
+    readline = getattr(cls, "readline", None)
+    try:
+        return callable(readline) and "sep" in inspect.signature(readline).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _headers(resp: Any) -> dict[str, str]:

@@ -251,10 +251,16 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
+_EVENT_CLASSES: list[type[Event]] = [Event, *EVENT_TYPES.values()]
+_OWN_FIELDS: dict[type[Event], frozenset[str]] = {
+    cls: frozenset(cls.model_fields) - {"event", "id", "data"} for cls in _EVENT_CLASSES}
+
+
 def make_event(name: str, event_id: int | None, data: dict[str, Any], recv_ns: int) -> Event:
-    """Normalise one received event into its typed model."""
+    """Normalise one received event into its typed model (its fields validated; the whole payload kept in `data`)."""
     cls = EVENT_TYPES.get(name, Event)
-    fields = {k: v for k, v in data.items() if k in cls.model_fields and k not in ("event", "id", "data")}
+    own = _OWN_FIELDS[cls]  # read once per class: pydantic's `model_fields` costs a descriptor call per access
+    fields = {k: v for k, v in data.items() if k in own}
     ts = data.get("ts_ms")
     return cls(event=name, id=event_id, recv_ns=recv_ns, server_ts_ms=float(ts) if ts is not None else None,
                data=data, **fields)

@@ -10,6 +10,7 @@ It is linear in its input and bounded: a line with no end past `max_line_bytes`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from rig.errors import TargetProtocolError
 MAX_EVENT_BYTES = 8 * 2**20  # one event's data, every line of it together
 MAX_LINE_BYTES = 8 * 2**20  # bytes with no line end
 SAMPLE_BYTES = 512  # what the error keeps of an oversized event or line
+# one block in the usual spelling: an optional id (before or after the name), an optional name, one data line
+_USUAL = re.compile(r"(?:id: ([^\n]*)\n)?(?:event: ([^\n]*)\n)?(?:id: ([^\n]*)\n)?data: ([^\n]*)\n\n")
 
 
 class StreamTooLarge(TargetProtocolError):
@@ -113,9 +116,16 @@ class SseParser:
         if not chunk:
             return []
         stamp = now_ns() if recv_ns is None else recv_ns
-        if not self._lines.holding and not self._dirty and chunk.endswith(b"\n\n") and b"\r" not in chunk \
-                and len(chunk) <= self.max_event_bytes:
-            return self._blocks(chunk, stamp)  # whole event blocks, as a block-reading transport hands them
+        if chunk.endswith(b"\n\n") and b"\r" not in chunk and len(chunk) <= self.max_event_bytes:
+            # whole event blocks, as a block-reading transport hands them; an event begun in an earlier chunk is
+            # finished line by line first
+            if not self._lines.holding and not self._dirty:
+                return self._blocks(chunk, stamp)
+            cut = chunk.find(b"\n\n") + 2
+            return self._by_line(chunk[:cut], stamp) + self._blocks(chunk[cut:], stamp)
+        return self._by_line(chunk, stamp)
+
+    def _by_line(self, chunk: bytes, stamp: int) -> list[RawEvent]:
         out: list[RawEvent] = []
         for raw in self._lines.feed(chunk):
             event = self._line(raw[:-1] if raw.endswith(b"\r") else raw, stamp)
@@ -124,29 +134,49 @@ class SseParser:
         return out
 
     def _blocks(self, chunk: bytes, stamp: int) -> list[RawEvent]:
-        """The events of complete blocks, decoded once: the same fields as line by line, fewer steps."""
+        """The events of complete blocks, decoded once. Blocks in the usual spelling (`_USUAL`: one line each of
+        `id`, `event`, `data`, a space after the colon) are matched in one pass; a chunk with any other block is
+        read field by field — the same events either way."""
+        text = chunk.decode("utf-8", "replace")
         out: list[RawEvent] = []
-        for block in chunk.decode("utf-8", "replace").split("\n\n")[:-1]:
-            name, event_id, data, seen = "message", None, [], False
+        at = 0
+        for m in _USUAL.finditer(text):
+            if m.start() != at:
+                return self._any_blocks(text, stamp)
+            at = m.end()
+            before, name, after, data = m.groups()
+            event_id = after if after is not None else before  # the last id line counts, as line by line
+            out.append(RawEvent(name if name is not None else "message", event_id, data, stamp))
+        if at != len(text):
+            return self._any_blocks(text, stamp)
+        for e in reversed(out):
+            if e.id is not None:
+                self.last_id = e.id
+                break
+        return out
+
+    def _any_blocks(self, text: str, stamp: int) -> list[RawEvent]:
+        """Complete blocks in any spelling: comments (an empty field), `retry` and unknown fields carry no event."""
+        out: list[RawEvent] = []
+        for block in text.split("\n\n")[:-1]:
+            name, event_id, data, seen = "message", None, None, False
             for line in block.split("\n"):
-                if not line or line[0] == ":":
-                    continue
                 field, _, value = line.partition(":")
                 if value[:1] == " ":
                     value = value[1:]
                 if field == "data":
-                    data.append(value)
+                    data = value if data is None else f"{data}\n{value}"
                 elif field == "event":
                     name = value
                 elif field == "id":
                     event_id = value
                 else:
-                    continue  # `retry` and unknown fields carry no event
+                    continue
                 seen = True
             if seen:
                 if event_id is not None:
                     self.last_id = event_id
-                out.append(RawEvent(name, event_id, "\n".join(data), stamp))
+                out.append(RawEvent(name, event_id, data or "", stamp))
         return out
 
     def _line(self, raw: bytes, stamp: int) -> RawEvent | None:

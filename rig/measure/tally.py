@@ -19,6 +19,7 @@ from rig.measure.events import Measure
 LOAD_ENDED = "cut/load_ended"  # a run still streaming when the load run ended: the rig cut it, the target did not fail
 ON_PURPOSE = ("stopped/user_stop", LOAD_ENDED)  # ends a user or the rig asked for: not failures
 RIG_ERROR = "rig_error"
+SESSION_TURN = "session_turn"
 
 
 class Tally(BaseModel):
@@ -44,6 +45,13 @@ def tally(ends: Counter[str], ended_runs: set[str], errors: Iterable[Measure], t
     done_tasks = sum(int(m.value) for m in tasks)
     return Tally(attempts=runs + failed_tasks + done_tasks, failed=runs - completed - on_purpose + failed_tasks,
                  rig_errors=rig)
+
+
+def turn_row(turn: int, run_id: str, scenario: str) -> Measure:
+    """Which question of its session a run answered (1 for the first): what a T4 that grows with the session's
+    length is fitted against (`soak.T4_ms_per_turn`)."""
+    return Measure(code=SESSION_TURN, source="client", value=float(turn), unit="count", run_id=run_id,
+                   scenario=scenario)
 
 
 def task_row(scenario: str) -> Measure:

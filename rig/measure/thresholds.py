@@ -5,8 +5,8 @@
     T4.p95 < 3s at 20 users     the value measured with 20 users (key `T4.p95@20`)
     overload.shed_ratio > 50%   `rig capacity`'s overload step: the share refused (429/503) rather than queued …
     overload.lost_runs == 0     … the runs it submitted that never ended; `recovery_s < 10s`: back within the SLO
-    soak.rss_mb_per_h < 100     a soak's slope per hour (rss_mb, fds, slots, T4_ms, T5_ms): FAIL when its whole
-                                interval lies past the bound
+    soak.rss_mb_per_h < 100     a soak's slope per hour (rss_mb, fds, slots, T4_ms, T5_ms), or per question of
+                                a session (T4_ms_per_turn): FAIL when its whole interval lies past the bound
     T4.p95 <= baseline * 1.10   against a baseline run's value, times a factor …
     T5.p50 <= baseline + 200ms  … or plus a margin
     no new FAIL                 no case or item that was not FAIL in the baseline is FAIL now
@@ -112,7 +112,7 @@ def unit_of(metric: str, stat: str | None) -> str:
     if metric == "throughput":
         return "/s"
     if metric == "soak":
-        return "/h"
+        return "/turn" if stat and stat.endswith("_per_turn") else "/h"
     return "ms"
 
 

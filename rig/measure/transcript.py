@@ -7,12 +7,14 @@ into T-code rows; every workload reads runs into this one shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.measure.citations import cite_sources
 from rig.measure.events import Citation, CitationEvent, Event, Message, RunDetail, TerminalEvent, TokenEvent
+from rig.measure.sse import RawEvent
 from rig.measure.tcodes import TCode
 
 
@@ -30,6 +32,33 @@ class RunTranscript(BaseModel):
     end_ns: int | None = None
     stop_ns: int | None = None  # when the client asked the target to stop this run
     error: str | None = None  # why the stream ended without a terminal event, when it did
+    untyped: int = 0  # events read but not typed: a load run types what its measures read (`add_measured`)
+
+    def add_measured(self, raw: Sequence[RawEvent], typed: Callable[[RawEvent], Event]) -> None:
+        """Type and keep what the stream's measures read (`rig.measure.derive.stream_measures`): the first event of
+        each name, every token up to the first with answer text, and the last event. The others are counted in
+        `untyped`: a load run reads hundreds of tokens per run, and typing each would cost more than reading it
+        (gate and quality runs keep every event, typed). `answer` then holds the text up to its first piece."""
+        settled: set[str] = set()  # names whose later events no measure reads
+        token_names: set[str] = set()
+        answered = False
+        skipped = 0
+        for r in raw[:-1]:
+            if r.event in settled and r.parsed is None:
+                skipped += 1
+                continue
+            event = typed(r)
+            self.events.append(event)
+            if isinstance(event, TokenEvent):
+                token_names.add(r.event)
+                if not answered and event.kind == "answer" and event.text.strip():
+                    answered = True
+                    settled |= token_names
+            elif r.event not in token_names:
+                settled.add(r.event)
+        if raw:
+            self.events.append(typed(raw[-1]))
+        self.untyped += skipped
 
     @property
     def terminal(self) -> TerminalEvent | None:
@@ -38,6 +67,7 @@ class RunTranscript(BaseModel):
 
     @property
     def answer(self) -> str:
+        """The answer text of the kept events."""
         return "".join(e.text for e in self.events if isinstance(e, TokenEvent) and e.kind == "answer")
 
     @property

@@ -8,17 +8,18 @@ from pydantic import BaseModel, Field
 
 
 class Slope(BaseModel):
-    """How one series moved per hour over the soak (after its warm-up): the least-squares slope and its
-    bootstrap interval, against the policy's bound for it."""
+    """How one series moved over the soak (after its warm-up), per hour or per question of a session: the
+    least-squares slope and its bootstrap interval, against the policy's bound for it."""
 
-    key: str  # the policy key: soak.rss_mb_per_h, soak.fds_per_h, soak.slots_per_h, soak.T4_ms_per_h, …
+    key: str  # the policy key: soak.rss_mb_per_h, soak.fds_per_h, soak.slots_per_h, soak.T4_ms_per_turn, …
     series: str
     unit: str
+    per: Literal["h", "turn"] = "h"  # what the slope is per: an hour of the hold, or a question of the session
     points: int
-    per_hour: float | None = None
+    slope: float | None = None  # `unit` per `per`
     low: float | None = None
     high: float | None = None
-    bound: float | None = None  # the most per hour the policy allows
+    bound: float | None = None  # the most per `per` the policy allows
     call: Literal["flat", "drifts", "unclear", "no data"] = "no data"
     why: str = ""
 

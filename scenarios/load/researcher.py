@@ -28,14 +28,14 @@ from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
 from rig.measure.derive import run_measures, search_measures, send_lag_measure, tcode
 from rig.measure.events import Measure
 from rig.measure.sse import RawEvent
-from rig.measure.tally import LOAD_ENDED, task_row
+from rig.measure.tally import LOAD_ENDED, task_row, turn_row
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
 from rig.telemetry.tracing import traceparent_of
 
 RECONCILE_POLL_S = 0.5
-NEEDS = {"revision": (), "stop_resume": ("stop", "resume"), "regenerate": ("regenerate",), "export": ("export=md",),
-         "search": ("direct_search",)}
+NEEDS = {"revision": (), "stop_resume": ("stop", "resume"), "late_stop": ("stop",), "regenerate": ("regenerate",),
+         "export": ("export=md",), "search": ("direct_search",)}
 
 
 class ResearcherUser(AdapterUser):
@@ -49,6 +49,7 @@ class ResearcherUser(AdapterUser):
     new_session_chance: float = 0.3  #: chance that a question opens a new session anyway
     stop_question: str = "请查清买家保护与徽章关系并给依据。"  #: asked, then stopped at its first answer text
     reconcile_s: float = 60.0  #: how long a broken stream's run is polled for its end (a restarting target)
+    turns: int = 0  #: questions (and revisions) sent in the current session so far
 
     def on_start(self) -> None:
         super().on_start()
@@ -64,7 +65,8 @@ class ResearcherUser(AdapterUser):
     def actions(self) -> dict[str, Callable[[], None]]:
         """The actions the plan's weights name, each with the method that does it (a subclass adds its own)."""
         return {"ask": self.do_ask, "revision": self.do_revision, "stop_resume": self.do_stop_resume,
-                "regenerate": self.do_regenerate, "export": self.do_export, "search": self.do_search}
+                "late_stop": self.do_late_stop, "regenerate": self.do_regenerate, "export": self.do_export,
+                "search": self.do_search}
 
     def wait_time(self) -> float:
         """Think time between actions, from the plan."""
@@ -108,6 +110,8 @@ class ResearcherUser(AdapterUser):
         """Ask, stop at the first answer text, read the stream to its end, then resume the stopped run."""
         assert self.session_id is not None
         sub = self.adapter.ask(self.auth, self.session_id, self.stop_question)
+        self.turns += 1
+        self.record([turn_row(self.turns, sub.run_id, "stop_resume")])
         run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
         raw: list[RawEvent] = []
         try:
@@ -122,6 +126,30 @@ class ResearcherUser(AdapterUser):
         run.end_ns = now_ns()
         self.finish(run, "stop_resume", raw)
         self.resume(run.run_id, "stop_resume")
+
+    def do_late_stop(self) -> None:
+        """Ask, and send a stop the moment the run's end arrives: a click that races the end. A 409 (already ended)
+        and a 202 are both right; what the target does with its slots meanwhile is for its gauges to show (soak)."""
+        assert self.session_id is not None
+        assert self.paper_set is not None
+        sub = self.adapter.ask(self.auth, self.session_id, self.rng.choice(self.paper_set.questions))
+        self.turns += 1
+        self.record([turn_row(self.turns, sub.run_id, "late_stop")])
+        run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
+        raw: list[RawEvent] = []
+        try:
+            raw.extend(self.adapter.raw_events(self.auth, run.run_id))  # to the end event: then the stop, at once
+        except TargetError as exc:
+            run.error = _reason(exc)
+        run.end_ns = now_ns()
+        if raw and run.error is None:
+            try:
+                with self.transport.expecting(409):
+                    self.adapter.stop(self.auth, run.run_id)
+            except TargetError as exc:  # 409: the run had ended, the right answer to a stop that lost the race
+                if not (isinstance(exc, TargetHTTPError) and exc.status == 409):
+                    self.record([error_row("late_stop", f"stop:{_reason(exc)}", run.run_id)])
+        self.finish(run, "late_stop", raw)
 
     def do_export(self) -> None:
         assert self.session_id is not None
@@ -140,6 +168,7 @@ class ResearcherUser(AdapterUser):
         opened = self.adapter.open_session(self.auth, self.plan.project_by_user[self.username], self.paper_set.doc_ids)
         self.session_id = opened.session_id
         self.asked = 0
+        self.turns = 0
         self.last_message_id = None
 
     def ask(self, content: str, scenario: str, *, revision: bool = False, scheduled_ns: int | None = None) -> None:
@@ -155,8 +184,11 @@ class ResearcherUser(AdapterUser):
                     rows.append(send_lag_measure(scheduled_ns, submit, scenario=scenario))
                 self.record(rows)
                 return
+            self.turns += 1
+            sent = [turn_row(self.turns, sub.run_id, scenario)]
             if scheduled_ns is not None:  # known at the send: kept even for runs the load run outlives
-                self.record([send_lag_measure(scheduled_ns, sub.submit_ns, run_id=sub.run_id, scenario=scenario)])
+                sent.append(send_lag_measure(scheduled_ns, sub.submit_ns, run_id=sub.run_id, scenario=scenario))
+            self.record(sent)
             span.set_attribute("run.id", sub.run_id)
             self.follow(RunTranscript(run_id=sub.run_id, session_id=self.session_id, question=content,
                                       revision=revision, submit_ns=sub.submit_ns, scheduled_ns=scheduled_ns), scenario)
@@ -195,8 +227,9 @@ class ResearcherUser(AdapterUser):
             self.resume(run.run_id, "resume")
 
     def derive(self, run: RunTranscript, scenario: str, raw: list[RawEvent]) -> None:
-        """The run's typed events, its T-code rows (`rig.measure`, the one derivation) and its counts, recorded."""
-        run.events.extend(self.adapter.typed(r) for r in raw)
+        """The run's typed events (those its measures read: `RunTranscript.add_measured`), its T-code rows
+        (`rig.measure`, the one derivation) and its counts, recorded."""
+        run.add_measured(raw, self.adapter.typed)
         rows = run_measures(run, scenario)
         terminal = run.terminal
         failure = None if scenario == "stop_resume" else RunEndedWithoutBody(

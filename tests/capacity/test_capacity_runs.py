@@ -13,7 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rig.capacity.session import CapacityOptions, run_capacity
+from rig.capacity.session import CapacityOptions, CapacityRun, run_capacity
+from rig.compare.report import write_reports
+from rig.compare.runs import compare_dirs
 from rig.load.options import LoadOptions
 from tests.schema_check import assert_valid
 
@@ -29,9 +31,20 @@ def _options(tmp_path: Path, slots: int, *, workers: int = 0, max_users: int = 1
                            budget_s=420)
 
 
-@pytest.mark.parametrize(("slots", "workers"), [(2, 0), (4, 2)], ids=["2 slots", "4 slots, 2 workers"])
-def test_the_knee_is_where_the_slot_limit_puts_it(tmp_path: Path, slots: int, workers: int) -> None:
-    run = run_capacity(_options(tmp_path, slots, workers=workers))
+SEARCHES = {"2 slots": (2, 0), "4 slots, 2 workers": (4, 2)}
+
+
+@pytest.fixture(scope="module")
+def searches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CapacityRun]:
+    """One search per slot limit, run once for the checks below (each takes a few minutes of load)."""
+    return {name: run_capacity(_options(tmp_path_factory.mktemp(name.replace(" ", "_").replace(",", "")), slots,
+                                        workers=workers)) for name, (slots, workers) in SEARCHES.items()}
+
+
+@pytest.mark.parametrize("name", list(SEARCHES))
+def test_the_knee_is_where_the_slot_limit_puts_it(searches: dict[str, CapacityRun], name: str) -> None:
+    slots, workers = SEARCHES[name]
+    run = searches[name]
     cap = run.result
     assert cap.verdict == "found", cap.answer
     assert cap.holds is not None and abs(cap.holds - slots) <= 1, [(s.users, s.call, s.why) for s in cap.steps]
@@ -45,6 +58,24 @@ def test_the_knee_is_where_the_slot_limit_puts_it(tmp_path: Path, slots: int, wo
     if workers:
         steps = [s for s in cap.steps if s.client.processes]
         assert steps and all(s.client.processes == workers for s in steps)
+
+
+def test_rig_compare_names_the_release_that_holds_fewer(searches: dict[str, CapacityRun], tmp_path: Path) -> None:
+    """The 2-slot release against the 4-slot one: it holds fewer researchers, the whole range below zero, and the
+    comparison regresses on that alone (the steps' T-codes, taken at different loads, are not compared)."""
+    base, new = searches["4 slots, 2 workers"], searches["2 slots"]
+    result = compare_dirs(base.run_dir, new.run_dir)
+    (part,) = result.parts
+    cap = part.capacity
+    assert cap is not None and cap.call == "fewer", cap
+    assert cap.base_holds == base.result.holds and cap.new_holds == new.result.holds
+    assert cap.high is not None and cap.high < 0 and part.tcodes == []
+    assert result.decision == "regressed" and any("capacity" in r and "fewer" in r for r in result.reasons)
+    again = compare_dirs(base.run_dir, base.run_dir)
+    assert again.decision == "no regression" and again.parts[0].capacity is not None
+    assert again.parts[0].capacity.call == "same"
+    paths = write_reports(result, tmp_path / "cmp")
+    assert "Capacity: <span" in paths[2].read_text(encoding="utf-8")
 
 
 def _cmdline(p: psutil.Process) -> list[str]:

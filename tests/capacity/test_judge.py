@@ -57,6 +57,15 @@ def test_runs_that_never_end_are_lost_and_a_step_of_failures_has_collapsed() -> 
     assert judge_step(failing, _step(), [T4]).call == "collapsed"
 
 
+def test_runs_a_user_stopped_are_not_the_targets_errors() -> None:
+    """stop_resume runs end stopped/user_stop on purpose: they count as runs, never as failures of the target."""
+    rows = [m for i in range(40) for m in _run(f"r{i}", 10_000 + i * 1000, 60.0)]
+    rows += [m for i in range(6) for m in _run(f"s{i}", 12_000 + i * 5000, 60.0, ends="stopped/user_stop")]
+    step = judge_step(rows, _step(), [T4, Threshold.parse("error_rate < 10%")])
+    assert step.runs == 46 and step.completed == 40 and step.error_ratio == 0.0, step
+    assert step.call == "holds", step.why
+
+
 def test_intervals_are_seeded_and_contain_what_they_estimate() -> None:
     values = [float(v) for v in range(1, 101)]
     assert percentile_interval(values, 95, seed=1) == percentile_interval(values, 95, seed=1)

@@ -1,6 +1,7 @@
 """Locust's own client reading a stream through LocustTransport, in a process of its own (Locust patches gevent in).
 
-    python tests/load/stream_client.py          # three SSE events: prints the blocks
+    python tests/load/stream_client.py          # three SSE events, the third cut in two: prints the reads
+    python tests/load/stream_client.py crlf     # the same with CRLF line ends
     python tests/load/stream_client.py giant    # 64 MiB with no end of event, read with a 1 MiB cap
 
 Serves a stream on a loopback port and reads it through a real `FastHttpSession`; prints what it saw as JSON.
@@ -14,6 +15,7 @@ import socket
 import sys
 
 import gevent
+import gevent.event
 from gevent.server import StreamServer
 from locust.contrib.fasthttp import FastHttpSession
 from locust.event import EventHook
@@ -21,13 +23,18 @@ from locust.event import EventHook
 from rig.load.transport import LocustTransport
 from rig.measure.sse import StreamTooLarge
 
-BODY = b"".join(b"id: %d\nevent: token\ndata: {}\n\n" % i for i in range(3))
+LF = b"".join(b"id: %d\nevent: token\ndata: {}\n\n" % i for i in range(3))
+BODY = LF.replace(b"\n", b"\r\n") if sys.argv[1:] == ["crlf"] else LF
+CUT = BODY.index(b"event", BODY.index(b"id: 2"))  # the third event: its id line sent with the first two events
+MORE = gevent.event.Event()  # set by the reader once it has the first read: then the rest of the third is sent
 
 
 def serve(sock: socket.socket, _: object) -> None:
     sock.recv(65536)
     sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n" % len(BODY)
-                 + BODY)
+                 + BODY[:CUT])
+    MORE.wait(10)
+    sock.sendall(BODY[CUT:])
     sock.close()
 
 
@@ -80,7 +87,10 @@ def main() -> None:
     try:
         session = FastHttpSession(f"http://127.0.0.1:{server.server_port}", request_event=EventHook(), user=None)
         with LocustTransport(session).stream("GET", "/events", op="events", headers={}) as reply:
-            blocks = [b.decode() for b in reply.chunks()]
+            blocks = []
+            for block in reply.chunks():
+                blocks.append(block.decode())
+                MORE.set()
         print(json.dumps({"status": reply.status_code, "blocks": blocks}))
     finally:
         server.stop()

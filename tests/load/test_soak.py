@@ -9,7 +9,7 @@ import pytest
 
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
-from rig.load.soak import fit, slope_interval
+from rig.load.soak import PER, fit, slope_interval
 
 
 def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
@@ -21,16 +21,22 @@ def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
     noisy = [(t * 1000.0, 5.0 + (1 if t % 2 else -1)) for t in range(60)]
     _, low, high = slope_interval(noisy) or (0, 0, 0)
     assert low < 0 < high  # a flat, noisy series: the interval straddles zero
+    by_turn = [(turn, 400.0 + 150.0 * turn + jitter) for turn in (1, 2, 3) for jitter in (-20.0, 0.0, 20.0)]
+    assert fit(by_turn, PER["turn"]) == pytest.approx(150.0)  # ms per question of the session
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("defect", "drifting"), [(None, set()), ("memory_per_stream", {"soak.rss_mb_per_h"}),
-                                                  ("fd_per_turn", {"soak.fds_per_h"})],
-                         ids=["clean", "memory_per_stream", "fd_per_turn"])
-def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defect: str | None,
-                                                         drifting: set[str]) -> None:
+@pytest.mark.parametrize(("defect", "drifting", "extra"), [
+    (None, set(), {"mix": {"late_stop": 3}}),
+    ("memory_per_stream", {"soak.rss_mb_per_h"}, {}),
+    ("fd_per_turn", {"soak.fds_per_h"}, {}),
+    ("stop_race_slot", {"soak.slots_per_h"}, {"slots": 64}),  # the default mix races a stop with an end now and then
+    ("t4_per_turn", {"soak.T4_ms_per_turn"}, {}),
+], ids=["clean", "memory_per_stream", "fd_per_turn", "stop_race_slot", "t4_per_turn"])
+def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defect: str | None, drifting: set[str],
+                                                         extra: dict[str, object]) -> None:
     result = run_load(LoadOptions(users=6, soak=True, duration_s=45, think_min_s=0.1, think_max_s=0.3,
-                                  defects=[defect] if defect else [], out=tmp_path / "run"))
+                                  defects=[defect] if defect else [], out=tmp_path / "run", **extra))
     soak = result.summary.soak if result.summary else None
     assert soak is not None and {s.key for s in soak.drifting} == drifting, soak
     assert (result.decision.decision == "fail") == bool(drifting), result.decision

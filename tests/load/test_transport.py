@@ -42,15 +42,20 @@ def test_a_client_without_the_stream_reader_is_a_rig_error_not_empty_streams() -
     assert stream_reader(SimpleNamespace(_response=reader)) is reader
 
 
-def test_the_installed_locust_client_reads_a_stream_event_by_event() -> None:
-    out = subprocess.run([sys.executable, str(HERE / "stream_client.py")], capture_output=True, text=True,
-                         timeout=60, cwd=HERE.parent.parent)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_the_installed_locust_client_reads_whole_blocks_as_they_arrive(eol: str) -> None:
+    """Two events and the start of a third arrive together: one read holds the two whole events (stamped together,
+    as they arrived), the third comes in a read of its own once its end has arrived — never a part of an event,
+    whichever line end the target uses."""
+    out = subprocess.run([sys.executable, str(HERE / "stream_client.py"), *(["crlf"] if eol == "\r\n" else [])],
+                         capture_output=True, text=True, timeout=60, cwd=HERE.parent.parent)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["status"] == 200
-    head, *blocks = seen["blocks"]  # the first line alone (it tells LF from CRLF framing), then block by block
-    assert head == "id: 0\n" and blocks == ["event: token\ndata: {}\n\n"] + \
-        [f"id: {i}\nevent: token\ndata: {{}}\n\n" for i in (1, 2)]
+
+    def event(i: int) -> str:
+        return f"id: {i}{eol}event: token{eol}data: {{}}{eol}{eol}"
+    assert seen["blocks"] == [event(0) + event(1), event(2)]
 
 
 def test_a_block_without_its_end_stops_at_the_cap_through_the_installed_client() -> None:

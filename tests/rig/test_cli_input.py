@@ -42,6 +42,10 @@ def _rig(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     (("load", "--think", "3-1"), "--think 3-1 is not a range of seconds from low to high"),
     (("load", "--think", "soon"), "--think 'soon' is not seconds"),
     (("load", "--arrival", "bursty"), "--arrival must be one of"),
+    (("load", "--mix", "chat=3"), "--mix 'chat=3' is not ACTION=WEIGHT with ACTION one of ask, revision"),
+    (("load", "--mix", "ask=lots"), "is not ACTION=WEIGHT"),
+    (("load", "--mix", "ask=0,revision=0,stop_resume=0,late_stop=0,regenerate=0,export=0,search=0"),
+     "--mix leaves every action out"),
     (("load", "--policy", "POLICY"), "the rig measures no 'T99'"),
     (("gate", "--policy", "POLICY"), "the rig measures no 'T99'"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)

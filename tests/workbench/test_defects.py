@@ -530,6 +530,32 @@ def _(wb: LiveWorkbench) -> bool:
     return _target_gauge(wb, "process_open_fds") - before < 5  # 8 runs leak 8 files
 
 
+@probe("stop_race_slot")
+def _(wb: LiveWorkbench) -> bool:
+    """A stop sent the moment a run's end arrives is refused (409), and the run's slot is back in the pool."""
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+    list(wb.adapter.events(wb.auth_a, sub.run_id))  # to its end event
+    try:
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        refused = False
+    except TargetHTTPError as exc:
+        refused = exc.status == 409
+    return refused and slots_in_use(wb) == 0
+
+
+@probe("t4_per_turn")
+def _(wb: LiveWorkbench) -> bool:
+    """The first answer token of a session's third question comes as soon as its first question's did."""
+    first = ask(wb, ["P32"], "2.9%指什么？")
+    ask(wb, ["P32"], "样本来自哪里？", session_id=first.session_id)
+    third = ask(wb, ["P32"], "2.9%指什么？", session_id=first.session_id)
+
+    def t4(d: RunDetail) -> float:
+        return (d.first_token_at_ms or 0.0) - (d.started_at_ms or 0.0)
+    return t4(third.detail) - t4(first.detail) < 200  # the seeded defect adds 300 ms by the third question
+
+
 @probe("flaky_runs")
 def _(wb: LiveWorkbench) -> bool:
     states = [ask(wb, ["P32"], "2.9%指什么？").detail.state for _ in range(20)]
@@ -543,7 +569,8 @@ def test_every_seeded_defect_has_a_probe() -> None:
 def test_every_defect_of_a_case_has_its_guarding_case() -> None:
     from rig.selftest import GUARDS
 
-    load_runs = {"flaky_runs", "memory_per_stream", "fd_per_turn"}  # caught by load runs (error_rate.steady, soak)
+    load_runs = {"flaky_runs", "memory_per_stream", "fd_per_turn", "stop_race_slot", "t4_per_turn"}  # caught by
+    # load runs (error_rate.steady, soak)
     assert set(GUARDS) == set(DEFECTS) - load_runs
 
 

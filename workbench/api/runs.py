@@ -94,6 +94,8 @@ async def stop(run_id: str, request: Request, body: StopIn | None = None,
     row = require_run(svc.db, None if "foreign_stop" in svc.defects else user.user_id, run_id)
     live = svc.runs.live.get(run_id)
     if live is None or live.detail["state"] in TERMINAL:
+        if "stop_race_slot" in svc.defects and live is not None and live.holds_slot:
+            live.holds_slot = False  # the seeded defect: the slot is dropped, never returned to the pool
         detail = svc.runs.detail(run_id) or {}
         if "late_stop_rewrites" in svc.defects and detail:
             svc.runs.rewrite_end(run_id, "stopped", "user_stop")
