@@ -1,6 +1,7 @@
 """Client capacity: how much load one Locust process offers through the rig, against bare Locust, in one run.
 
-    python bench/client_capacity.py [--levels 50,100,200,400] [--seconds 12] [--saturation-users 200]
+    python bench/client_capacity.py [--levels 50,100,200,400] [--seconds 60] [--saturation-users 200]
+    python bench/client_capacity.py --levels ""      # the saturation rows alone (about a minute)
 
 1. Live streams (`--levels`): at each level one Locust process runs that many users, half the rig's
    researcher (the configured adapter on Locust's client; while a stream is read only stamps and raw events

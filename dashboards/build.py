@@ -39,6 +39,14 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
         ("Error ratio", "percentunit", [("errors / runs", "sum(rate(rig_errors_total[1m])) / "
                                          "clamp_min(sum(rate(rig_runs_total[1m])), 1e-9)")]),
         ("Users and workers", "short", [("users", "rig_users"), ("workers", "rig_workers")]),
+        ("Users the shape asks for, and running (stages, capacity steps)", "short",
+         [("asked for", "rig_shape_users"), ("running", "rig_users")]),
+        ("Shape stage / capacity step", "short", [("stage or step", "rig_shape_stage")]),
+        ("Client T4 and T5 p95 (read beside the stages)", "s", [
+            ("T4 p95", "histogram_quantile(0.95, sum by (le) (rate(rig_t_seconds_bucket{code=\"T4\", "
+                       "source=\"client\"}[1m])))"),
+            ("T5 p95", "histogram_quantile(0.95, sum by (le) (rate(rig_t_seconds_bucket{code=\"T5\", "
+                       "source=\"client\"}[1m])))")]),
         ("Send lag p50 / p99 (open loop)", "s", [
             ("p50", "histogram_quantile(0.5, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))"),
             ("p99", "histogram_quantile(0.99, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))")]),
@@ -80,7 +88,8 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
 }
 
 # Faults are annotations on every dashboard: the target's own counter of injected faults that fired, and
-# the chaos schedule's open windows (from `rig load --chaos`).
+# the chaos schedule's open windows (from `rig load --chaos`); so is each move of a load shape to its next stage
+# (`rig load --shape`) or of a capacity search to its next step.
 # Every metric selector is limited to the dashboard's variables, so a total never mixes jobs, targets or runs.
 GATE_METRICS = ("rig_case_verdicts_total", "rig_gate_decision")  # pushed per run (grouping key `run`)
 _METRIC = re.compile(r"\b((?:rig|workbench)_[a-z0-9_]+)(\{[^}]*\})?")
@@ -120,6 +129,9 @@ def variables(uid: str) -> list[dict[str, object]]:
 
 
 ANNOTATIONS = [
+    {"name": "stage or step changes", "datasource": DATASOURCE, "enable": True, "iconColor": "blue",
+     "expr": scoped("changes(rig_shape_stage[1m]) > 0"), "titleFormat": "load shape: next stage or capacity step",
+     "step": "15s"},
     {"name": "faults fired", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
      "expr": scoped("sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0"),
      "titleFormat": "fault {{point}}/{{mode}}", "step": "15s"},

@@ -105,7 +105,7 @@ class Steering:
         def run_step(users: int) -> CapacityStep:
             ran.append(users)
             index = len(ran)
-            write_control(control, users, float(max(users, 1)))
+            write_control(control, users, float(max(users, 1)), step=index)
             started = time.time() * 1000
             step = CapacityStep(index=index, users=users, started_ms=started,
                                 window_start_ms=started + o.warmup_s * 1000, window_end_ms=started + o.step_s * 1000)

@@ -34,7 +34,8 @@ class RigShape(LoadTestShape):
             RECORDER.store.set_meta("shape_started_ms", time.time() * 1000 - self.get_run_time() * 1000)
             self.noted = True
         if self.spec.control is None:
-            return self.spec.users_at(self.get_run_time())
+            t = self.get_run_time()
+            return self._shown(self.spec.users_at(t), self.spec.stage_at(t))
         try:
             wanted: dict[str, Any] = json.loads(Path(self.spec.control).read_text(encoding="utf-8"))
         except (OSError, ValueError):  # mid-rewrite (the rig replaces it whole) or not yet there: keep the last
@@ -43,4 +44,11 @@ class RigShape(LoadTestShape):
             self.ending = True
             end_run_now(self.runner.environment)
         self.last = (int(wanted.get("users", 0)), float(wanted.get("spawn_rate", 1.0)))
-        return self.last
+        return self._shown(self.last, int(wanted.get("step", 0)))
+
+    @staticmethod
+    def _shown(wanted: tuple[int, float], stage: int) -> tuple[int, float]:
+        """What the shape asks for, on the master's metrics (`rig_shape_users`, `rig_shape_stage`) as it asks."""
+        RECORDER.metrics.shape_users.set(wanted[0])
+        RECORDER.metrics.shape_stage.set(stage)
+        return wanted

@@ -28,6 +28,7 @@ PER = {"h": 3_600_000.0, "turn": 1.0}  # a slope per hour of ms on the clock, or
 Per = Literal["h", "turn"]
 WARMUP_SHARE = 0.2  # the start of the hold left out: caches fill, pools grow
 FLOOR_BUCKET_MS = 5_000.0
+PLOT_POINTS = 240
 
 
 def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float | None:
@@ -94,9 +95,26 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     ]
     out = SoakAnalysis(warmup_s=round((warm - start_ms) / 1000, 1), hold_s=round((end_ms - warm) / 1000, 1))
     for i, (key, name, unit, per, pts) in enumerate(candidates):
-        out.slopes.append(_judge(Slope(key=key, series=name, unit=unit, per=per, points=len(pts), bound=bounds[key]),
-                                 slope_interval(pts, per=PER[per], seed=i)))
+        slope = _judge(Slope(key=key, series=name, unit=unit, per=per, points=len(pts), bound=bounds[key]),
+                       slope_interval(pts, per=PER[per], seed=i))
+        _plot(slope, [((x - warm) / 1000.0, y) for x, y in pts] if per == "h" else pts)
+        out.slopes.append(slope)
     return out
+
+
+def _plot(slope: Slope, points: list[tuple[float, float]]) -> None:
+    """What the report draws of a slope: its points, thinned to PLOT_POINTS, and its fitted line's two ends."""
+    if not points:
+        return
+    step = max(1, len(points) // PLOT_POINTS)
+    slope.plot = [(round(x, 3), round(y, 3)) for x, y in points[::step]]
+    per_x = fit(points, 1.0)
+    if per_x is None:
+        return
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    lo, hi = min(x for x, _ in points), max(x for x, _ in points)
+    slope.fit = [(round(x, 3), round(my + per_x * (x - mx), 3)) for x in (lo, hi)]
 
 
 def _judge(slope: Slope, got: tuple[float, float, float] | None) -> Slope:

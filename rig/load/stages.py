@@ -63,8 +63,9 @@ def shape_from_env() -> ShapeSpec | None:
     return ShapeSpec.model_validate_json(raw) if raw else None
 
 
-def write_control(path: Path, users: int, spawn_rate: float, *, stop: bool = False) -> None:
-    """What a steered shape runs next (written whole: a reader never sees half a file)."""
+def write_control(path: Path, users: int, spawn_rate: float, *, step: int = 0, stop: bool = False) -> None:
+    """What a steered shape runs next, as the search's `step` (written whole: a reader never sees half a file)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"users": users, "spawn_rate": spawn_rate, "stop": stop}), encoding="utf-8")
+    tmp.write_text(json.dumps({"users": users, "spawn_rate": spawn_rate, "step": step, "stop": stop}),
+                   encoding="utf-8")
     tmp.replace(path)

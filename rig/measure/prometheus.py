@@ -35,6 +35,10 @@ class RigMetrics:
         self.errors = Counter("rig_errors", "Requests and runs that failed, by reason", ["reason"], registry=r)
         self.users = Gauge("rig_users", "Simulated users running", registry=r)
         self.workers = Gauge("rig_workers", "Locust workers connected", registry=r)
+        self.shape_users = Gauge("rig_shape_users", "Users the load shape asks for now (its stage's ramp, or the "
+                                 "capacity search's step)", registry=r)
+        self.shape_stage = Gauge("rig_shape_stage", "The load shape's stage now (1 for the first), or the capacity "
+                                 "search's step", registry=r)
         self.target_cpu = Gauge("rig_target_cpu_ratio", "Target CPU use (cores busy), sampled", registry=r)
         self.target_rss = Gauge("rig_target_memory_bytes", "Target resident memory, sampled", registry=r)
 

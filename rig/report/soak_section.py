@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
+from rig.report.svg import scatter_with_fit
 from rig.results.soak import SoakAnalysis
 
 COLOURS = {"drifts": "#f8d7da", "flat": "#d4edda", "unclear": "#fff3cd", "no data": "#eee"}
@@ -23,4 +24,12 @@ def soak_html(soak: SoakAnalysis) -> str:
             "interval). A series drifts when its whole interval lies past the bound (the memory, file and slot "
             "series are in the load charts above).</p><table><tr><th>series</th>"
             "<th>policy key</th><th>points</th><th>slope</th><th>interval</th><th>bound</th><th>call</th></tr>"
-            f"{rows}</table>")
+            f"{rows}</table>" + _plots(soak))
+
+
+def _plots(soak: SoakAnalysis) -> str:
+    """Each series with data: its points over the hold (or by question) and the fitted line, red."""
+    charts = [scatter_with_fit(s.plot, s.fit, title=f"{s.series}: {s.call}", y_unit=s.unit,
+                               x_unit="s" if s.per == "h" else "question")
+              for s in soak.slopes if s.plot]
+    return f"<div style='display:flex;flex-wrap:wrap;gap:8px'>{''.join(charts)}</div>" if charts else ""

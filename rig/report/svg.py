@@ -74,3 +74,37 @@ def windows(points: list[tuple[float, float]], width_s: float, stat: str = "coun
         value = len(vals) / width_s if stat == "rate" else (percentile(vals, 95) or 0) if stat == "p95" else len(vals)
         out.append((k * width_s + width_s / 2, float(value)))
     return out
+
+
+def scatter_with_fit(points: list[tuple[float, float]], fit: list[tuple[float, float]], *, title: str,
+                     x_unit: str, y_unit: str, width: int = 320, height: int = 160) -> str:
+    """Points and the straight line fitted through them (a soak's slope), on axes that span both."""
+    if not points:
+        return f"<p class=muted>{escape(title)}: no data</p>"
+    xs = [x for x, _ in points + fit]
+    ys = [y for _, y in points + fit]
+    x0, x1 = min(xs), max(max(xs), min(xs) + 1e-9)
+    y0, y1 = min(min(ys), 0.0), max(max(ys), 1e-9) * 1.05
+    pad_l, pad_b, pad_t = 48, 22, 20
+    w, h = width - pad_l - 8, height - pad_b - pad_t
+
+    def sx(x: float) -> float:
+        return pad_l + (x - x0) / (x1 - x0) * w
+
+    def sy(y: float) -> float:
+        return pad_t + h - (y - y0) / (y1 - y0) * h
+
+    parts = [f'<svg width="{width}" height="{height}" role="img" style="border:1px solid #d0d7de;background:#fff">',
+             f'<text x="{pad_l}" y="14" font-size="12" font-weight="600">{escape(title)}</text>',
+             f'<text x="2" y="{pad_t + 8}" font-size="10">{y1:.4g} {escape(y_unit)}</text>',
+             f'<text x="2" y="{pad_t + h}" font-size="10">{y0:.4g}</text>',
+             f'<text x="{pad_l}" y="{height - 4}" font-size="10">{x0:.4g} {escape(x_unit)}</text>',
+             f'<text x="{pad_l + w - 60}" y="{height - 4}" font-size="10">{x1:.4g} {escape(x_unit)}</text>']
+    parts += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="1.6" fill="{PALETTE[0]}" opacity="0.6"/>'
+              for x, y in points]
+    if len(fit) == 2:
+        (a, b), (c, d) = fit
+        parts.append(f'<line x1="{sx(a):.1f}" y1="{sy(b):.1f}" x2="{sx(c):.1f}" y2="{sy(d):.1f}" '
+                     f'stroke="{PALETTE[1]}" stroke-width="2"/>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -25,7 +25,8 @@ class StageMark(BaseModel):
 
 
 class ShapeSpec(BaseModel):
-    """The stages of a run, or (`control`) a file the rig rewrites: `{"users": n, "spawn_rate": r, "stop": bool}`."""
+    """The stages of a run, or (`control`) a file the rig rewrites: `{"users": n, "spawn_rate": r, "step": k,
+    "stop": bool}`."""
 
     stages: list[Stage] = Field(default_factory=list)
     control: str | None = None
@@ -48,6 +49,15 @@ class ShapeSpec(BaseModel):
                 return round(before + slope * (t - start)), max(1.0, math.ceil(abs(slope)))
             before, start = stage.target, start + stage.duration_s
         return before, 1.0
+
+    def stage_at(self, t: float) -> int:
+        """The stage `t` seconds in (1 for the first; the last after the end; 0 without stages)."""
+        start = 0.0
+        for i, stage in enumerate(self.stages):
+            if t < start + stage.duration_s:
+                return i + 1
+            start += stage.duration_s
+        return len(self.stages)
 
     def marks(self, started_ms: float) -> list[StageMark]:
         out, before, at = [], 0, started_ms

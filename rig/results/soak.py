@@ -22,6 +22,10 @@ class Slope(BaseModel):
     bound: float | None = None  # the most per `per` the policy allows
     call: Literal["flat", "drifts", "unclear", "no data"] = "no data"
     why: str = ""
+    # for the report's plot: the points (x in seconds into the hold, or the question of the session; at most
+    # PLOT_POINTS, evenly thinned) and the fitted line's two ends over all of them
+    plot: list[tuple[float, float]] = Field(default_factory=list)
+    fit: list[tuple[float, float]] = Field(default_factory=list)
 
 
 class SoakAnalysis(BaseModel):

@@ -20,6 +20,7 @@ def test_stages_ramp_hold_and_ramp_down_as_k6_does() -> None:
     assert shape.duration_s == 25 and shape.max_users == 4
     assert shape.users_at(0)[0] == 0 and shape.users_at(5)[0] == 2 and shape.users_at(15)[0] == 4
     assert shape.users_at(22.5)[0] == 2 and shape.users_at(30)[0] == 0
+    assert [shape.stage_at(t) for t in (0, 9.9, 10, 22.5, 30)] == [1, 1, 2, 3, 3]  # rig_shape_stage
     marks = shape.marks(1000.0)
     assert [(m.from_users, m.to_users, m.start_ms, m.end_ms) for m in marks] == [
         (0, 4, 1000.0, 11000.0), (4, 4, 11000.0, 21000.0), (4, 0, 21000.0, 26000.0)]

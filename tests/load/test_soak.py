@@ -25,6 +25,19 @@ def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
     assert fit(by_turn, PER["turn"]) == pytest.approx(150.0)  # ms per question of the session
 
 
+def test_the_report_draws_each_series_with_its_fitted_line() -> None:
+    from rig.report.soak_section import soak_html
+    from rig.results.soak import Slope, SoakAnalysis
+
+    drifting = Slope(key="soak.T4_ms_per_turn", series="T4 by the question of its session", unit="ms", per="turn",
+                     points=3, slope=150.0, low=140.0, high=160.0, bound=50.0, call="drifts",
+                     plot=[(1.0, 500.0), (2.0, 650.0), (3.0, 800.0)], fit=[(1.0, 500.0), (3.0, 800.0)])
+    html = soak_html(SoakAnalysis(warmup_s=9.0, hold_s=36.0, slopes=[drifting, Slope(
+        key="soak.fds_per_h", series="target open files", unit="fds", points=0, bound=100.0)]))
+    assert html.count("<svg") == 1 and html.count("<circle") == 3 and "<line x1" in html  # no chart without data
+    assert "150 ms/turn" in html and "3 question" in html
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("defect", "drifting", "extra"), [
     (None, set(), {"mix": {"late_stop": 3}}),
@@ -42,4 +55,5 @@ def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defect: 
     assert (result.decision.decision == "fail") == bool(drifting), result.decision
     if drifting:
         assert any("soak:" in r for r in result.decision.reasons)
+        assert all(s.plot and len(s.fit) == 2 for s in soak.drifting)  # drawn with its fitted line
     assert "<h2>Soak</h2>" in (result.run_dir / "report.html").read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ from rig import events
 from rig.gate.session import GateOptions, run_gate
 from rig.load.options import LoadOptions
 from rig.load.session import LoadContext, run_load
+from rig.load.stages import parse_shape
 from rig.ports import free_port
 from rig.telemetry.local_prometheus import LocalPrometheus, LocalPushgateway
 from rig.waiting import wait_until
@@ -96,7 +97,8 @@ def test_every_panel_query_returns_data_from_real_prometheus(tmp_path: Path) -> 
                 prom.stop()
 
         with events.load_running.listening(observe):
-            run_load(LoadOptions(users=6, spawn_rate=6, duration_s=50, arrival="poisson", rate_per_s=3, seed=3,
+            run_load(LoadOptions(users=6, spawn_rate=6, arrival="poisson", rate_per_s=3, seed=3,
+                                 shape=parse_shape("10s:6,40s:6"),  # two stages: the stage panels and annotation
                                  out=tmp_path / "load", metrics_port=metrics_port, think_min_s=0.2, think_max_s=0.5,
                                  chaos=schedule, chaos_metrics_port=chaos_port))
     assert "_errors" in seen, "the observer never finished"
