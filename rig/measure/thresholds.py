@@ -32,7 +32,7 @@ STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
 _OP = r"(?P<op><=|>=|<|>|==)"
 _AMOUNT = r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?"
 _THRESHOLD = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery|shed_ratio|lost_runs|rss_mb_per_h|fds_per_h|slots_per_h|T4_ms_per_h|T5_ms_per_h))?\s*"
+    r"^\s*(?P<metric>[A-Za-z_][\w]*)(?:\.(?P<stat>p50|p90|p95|p99|max|mean|count|steady|in_fault|recovery|shed_ratio|lost_runs|rss_mb_per_h|fds_per_h|slots_per_h|T4_ms_per_h|T5_ms_per_h|T4_ms_per_turn))?\s*"
     rf"{_OP}\s*{_AMOUNT}\s*(?:at\s+(?P<at>\d+)\s*users?)?\s*$")
 _BASELINE = re.compile(r"^\s*(?P<metric>T\d+\.p\d+|T\d+\.mean|error_rate)\s*(?P<op><=|<|>=|>)\s*baseline\s*"
                        rf"(?:(?P<kind>[*+])\s*{_AMOUNT})?\s*$")

@@ -25,6 +25,15 @@ def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
     assert fit(by_turn, PER["turn"]) == pytest.approx(150.0)  # ms per question of the session
 
 
+def test_a_policy_bounds_each_slope_in_its_own_unit() -> None:
+    from rig.measure.thresholds import Threshold, unit_of
+
+    per_turn = Threshold.parse("soak.T4_ms_per_turn < 80")
+    assert per_turn.key == "soak.T4_ms_per_turn" and unit_of(per_turn.metric, per_turn.stat) == "/turn"
+    per_hour = Threshold.parse("soak.rss_mb_per_h < 100")
+    assert unit_of(per_hour.metric, per_hour.stat) == "/h"
+
+
 def test_the_report_draws_each_series_with_its_fitted_line() -> None:
     from rig.report.soak_section import soak_html
     from rig.results.soak import Slope, SoakAnalysis
@@ -39,17 +48,17 @@ def test_the_report_draws_each_series_with_its_fitted_line() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("defect", "drifting", "extra"), [
-    (None, set(), {"mix": {"late_stop": 3}}),
-    ("memory_per_stream", {"soak.rss_mb_per_h"}, {}),
-    ("fd_per_turn", {"soak.fds_per_h"}, {}),
-    ("stop_race_slot", {"soak.slots_per_h"}, {"slots": 64}),  # the default mix races a stop with an end now and then
-    ("t4_per_turn", {"soak.T4_ms_per_turn"}, {}),
-], ids=["clean", "memory_per_stream", "fd_per_turn", "stop_race_slot", "t4_per_turn"])
-def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defect: str | None, drifting: set[str],
+@pytest.mark.parametrize(("defects", "drifting", "extra"), [
+    ([], set(), {"mix": {"late_stop": 3}}),
+    # two defects a run, each pair on exactly its own two slopes (no leak shows on another's slope)
+    (["memory_per_stream", "t4_per_turn"], {"soak.rss_mb_per_h", "soak.T4_ms_per_turn"}, {}),
+    (["fd_per_turn", "stop_race_slot"], {"soak.fds_per_h", "soak.slots_per_h"}, {"slots": 64}),  # the default mix
+    # races a stop with an end now and then
+], ids=["clean", "memory_per_stream+t4_per_turn", "fd_per_turn+stop_race_slot"])
+def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defects: list[str], drifting: set[str],
                                                          extra: dict[str, object]) -> None:
     result = run_load(LoadOptions(users=6, soak=True, duration_s=45, think_min_s=0.1, think_max_s=0.3,
-                                  defects=[defect] if defect else [], out=tmp_path / "run", **extra))
+                                  defects=defects, out=tmp_path / "run", **extra))
     soak = result.summary.soak if result.summary else None
     assert soak is not None and {s.key for s in soak.drifting} == drifting, soak
     assert (result.decision.decision == "fail") == bool(drifting), result.decision
