@@ -272,7 +272,9 @@ class Adapter(ABC):
                    timeout_s: float = 120.0) -> Iterator[RawEvent]:
         """The run's stream for the load path: each event stamped on arrival and kept as it came (nothing parsed
         but its name), ending after `done` or `error`; `typed()` makes the rig's event of one, later. The default
-        wraps `events()` (an adapter whose stream is not SSE has typed events already)."""
+        wraps `events()` (an adapter whose stream is not SSE has typed events already). An adapter that keeps events
+        unparsed names each by its kind (SSE's `event` field): a load run types the first event of each name and the
+        tokens up to the first answer text (`RunTranscript.add_measured`)."""
         for event in self.events(auth, run_id, last_event_id=last_event_id, timeout_s=timeout_s):
             yield RawEvent(event.event, str(event.id) if event.id is not None else None, "", event.recv_ns, event)
 
