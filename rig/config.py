@@ -140,4 +140,4 @@ class RigConfig(_Strict):
 def load_config(path: Path) -> RigConfig:
     """Read and validate a rig.yaml; errors name the field and the fix."""
     return load_yaml_model(path, RigConfig, what="config", flag="--config",
-                           shape_fix="see docs/rig.example.yaml for the expected shape")
+                           shape_fix="see docs/rig.example.yaml for the expected shape", extends=True)

@@ -11,12 +11,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rig.adapters.base import Adapter
 from rig.adapters.ledger import LedgerEntry
 from rig.adapters.models import Auth, Document
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, RigError, TargetHTTPError
+from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
 
 
@@ -30,6 +31,8 @@ class LoadedFile:
     upload_name: str = ""
     reused: str | None = None  # why the rig took a document already there instead of uploading (None: it uploaded)
     reported_sha256: str | None = None
+    refused: str | None = None  # the target refused the upload itself: its answer is the document's ingest outcome
+    renamed: str | None = None  # sent under a name of its own (the target keys duplicates by the account's file name)
 
     @property
     def t1_ms(self) -> float | None:
@@ -53,41 +56,88 @@ class LoadedCorpus:
         return next(f for f in self.files if f.doc_id == doc_id)
 
 
+BUSY = (429, 503)  # "not now": retried with a bounded back-off before the upload counts as refused
+BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0)  # waits between tries (a Retry-After the target sends is used instead)
+RETRY_AFTER_CAP_S = 60.0  # the longest the rig waits on one Retry-After
+
+
 def upload_one(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
-               known: dict[str, str] | None = None) -> LoadedFile:
-    """Upload one corpus file, or reuse the document the target (or the rig, in a shared namespace) already has."""
+               known: dict[str, str] | None = None, *, sleep: Callable[[float], None] = time.sleep) -> LoadedFile:
+    """Upload one corpus file, or reuse the document the target (or the rig, in a shared namespace) already has.
+
+    One document never stops the setup: a target that refuses the upload itself (any 4xx/5xx but a duplicate) has
+    given that document's ingest outcome — kept in `refused`, with the failed record the target kept, if any; a busy
+    target (429, 503) is retried with a bounded back-off first. A duplicate (409) reuses the owner's document of that
+    name in this project; where the duplicate key is the account's file name, the copy is sent again under a name
+    of its own."""
     if known is not None and entry.sha256 in known:
         return LoadedFile(entry, known[entry.sha256], now_ns(), upload_name=name,
                           reused="the same bytes were already uploaded by the rig into this shared namespace")
     try:
-        up = adapter.upload(auth, project_id, path, paper_id=entry.paper_id, filename=name)
+        up = _send(adapter, auth, project_id, path, entry, name, sleep)
     except TargetHTTPError as exc:
-        if exc.status != 409:
-            raise
-        found = _existing(adapter, auth, project_id, name, entry.sha256)
-        if found is None:
-            raise RigError(f"the target refused {name} as a duplicate ({exc.status}: {exc.message}) and lists no "
-                           "document of that name or content to reuse",
-                           fix="remove the document from the target, or give the rig an empty namespace") from None
-        adapter.uploads.add(LedgerEntry(doc_id=found.doc_id, filename=name, sha256=entry.sha256, reused=True))
-        loaded = LoadedFile(entry, found.doc_id, now_ns(), upload_name=name,
-                            reused=f"refused as a duplicate ({exc.status}: {exc.message}); the document already "
-                                   f"there under this {'name' if found.filename == name else 'content'} is reused")
+        loaded = _refused(adapter, auth, project_id, path, entry, name, exc, sleep)
     else:
         loaded = LoadedFile(entry, up.doc_id, up.accepted_ns, upload_name=name, reported_sha256=up.reported_sha256)
-    if known is not None:
+    if known is not None and loaded.doc_id:
         known[entry.sha256] = loaded.doc_id
     return loaded
 
 
+def _send(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
+          sleep: Callable[[float], None]) -> Any:
+    """The upload, tried again while the target says it is busy (429/503), within BACKOFF_S."""
+    for wait in (*BACKOFF_S, None):
+        try:
+            return adapter.upload(auth, project_id, path, paper_id=entry.paper_id, filename=name)
+        except TargetHTTPError as exc:
+            if exc.status not in BUSY or wait is None:
+                raise
+            sleep(min(exc.retry_after_s, RETRY_AFTER_CAP_S) if exc.retry_after_s is not None else wait)
+    raise AssertionError("unreachable")
+
+
+def _refused(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
+             exc: TargetHTTPError, sleep: Callable[[float], None]) -> LoadedFile:
+    """What a refused upload leaves: a reused duplicate, a copy under its own name, or the refusal as the outcome."""
+    said = f"{exc.status}" + (f" {exc.code}" if exc.code else "") + (f": {exc.message}" if exc.message else "")
+    if exc.status == 409:
+        found = _existing(adapter, auth, project_id, name, entry.sha256)
+        if found is not None:
+            adapter.uploads.add(LedgerEntry(doc_id=found.doc_id, filename=name, sha256=entry.sha256, reused=True))
+            return LoadedFile(entry, found.doc_id, now_ns(), upload_name=name,
+                              reused=f"refused as a duplicate ({said}); {auth.username}'s document already in this "
+                                     f"project under this {'name' if found.filename == name else 'content'} is reused")
+        own = _own_name(name, project_id)
+        if own != name:  # the duplicate key is the account's file name, not the project: a copy of its own name
+            loaded = upload_one(adapter, auth, project_id, path, entry, own, None, sleep=sleep)
+            loaded.renamed = f"{name} was refused as a duplicate ({said}) and this project holds none of that name: " \
+                             f"uploaded as {own}"
+            return loaded
+    record = _existing(adapter, auth, project_id, name, entry.sha256)  # a failed record the target kept
+    return LoadedFile(entry, record.doc_id if record else "", now_ns(), document=record, upload_name=name,
+                      refused=f"the upload was refused ({said})" + ("" if record else "; the target kept no record"))
+
+
+def _own_name(name: str, project_id: str) -> str:
+    """A per-project file name: `paper.pdf` → `paper.<project>.pdf` (the project id's last 8 characters)."""
+    stem, dot, ext = name.rpartition(".")
+    tag = "".join(ch for ch in project_id if ch.isalnum())[-8:] or "copy"
+    if f".{tag}" in name:
+        return name
+    return f"{stem}.{tag}.{ext}" if dot else f"{name}.{tag}"
+
+
 def _existing(adapter: Adapter, auth: Auth, project_id: str, name: str, sha256: str) -> Document | None:
-    """The document a target already holds under `name` (or with these bytes, where it reports hashes)."""
+    """The document this account holds in `project_id` under `name` (or with these bytes, where the target reports
+    hashes). Listed with the account's own credentials in its own project: another account's copy is never taken."""
     try:
         listed = adapter.documents(auth, project_id)
-    except CapabilityMissing:
+    except (CapabilityMissing, TargetHTTPError):
         return None
-    return next((d for d in listed if d.filename == name), None) or next(
-        (d for d in listed if d.sha256 and d.sha256 == sha256), None)
+    mine = [d for d in listed if d.owner_id in (None, auth.user_id, auth.username)]
+    return next((d for d in mine if d.filename == name), None) or next(
+        (d for d in mine if d.sha256 and d.sha256 == sha256), None)
 
 
 def load_corpus(adapter: Adapter, auth: Auth, project_id: str, corpus_dir: Path, manifest: CorpusManifest,

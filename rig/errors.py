@@ -90,7 +90,8 @@ class TargetHTTPError(TargetError):
     """The target answered with a non-2xx status; `code` is its error code when it sent one."""
 
     def __init__(
-        self, method: str, path: str, status: int, code: str | None, message: str, details: Any = None
+        self, method: str, path: str, status: int, code: str | None, message: str, details: Any = None,
+        *, retry_after_s: float | None = None,
     ) -> None:
         super().__init__(f"{method} {path} → {status}" + (f" {code}" if code else "") + f": {message}")
         self.method = method
@@ -98,6 +99,7 @@ class TargetHTTPError(TargetError):
         self.status = status
         self.code = code
         self.details = details
+        self.retry_after_s = retry_after_s  # the target's Retry-After (seconds), where it sent one
 
 
 class TargetProtocolError(TargetError):

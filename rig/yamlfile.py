@@ -20,8 +20,18 @@ M = TypeVar("M", bound=BaseModel)
 SHOWN = 6  # problems listed in one message
 
 
-def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_fix: str) -> M:
-    """`what` names the file in messages ("config"), `flag` the option that gave it, `shape_fix` the fix for bad fields."""
+def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_fix: str,
+                    extends: bool = False) -> M:
+    """`what` names the file in messages ("config"), `flag` the option that gave it, `shape_fix` the fix for bad fields.
+    With `extends`, a top-level `extends: FILE` (relative to this file) is read first and this file merged over it
+    (`merged`)."""
+    raw = _read_mapping(path, what=what, flag=flag, shape_fix=shape_fix)
+    if extends:
+        raw = _extended(path, raw, what=what, flag=flag, shape_fix=shape_fix, seen=())
+    return validate_model(raw, model, where=f"{what} {path}", fix=shape_fix)
+
+
+def _read_mapping(path: Path, *, what: str, flag: str, shape_fix: str) -> dict[str, Any]:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -31,7 +41,40 @@ def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_f
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"{what} {path}: the top level is a {type(raw).__name__}, not a mapping of keys",
                           fix=shape_fix)
-    return validate_model(raw or {}, model, where=f"{what} {path}", fix=shape_fix)
+    return raw or {}
+
+
+def _extended(path: Path, raw: dict[str, Any], *, what: str, flag: str, shape_fix: str,
+              seen: tuple[Path, ...]) -> dict[str, Any]:
+    base_name = raw.pop("extends", None)
+    if base_name is None:
+        return raw
+    if not isinstance(base_name, str) or not base_name:
+        raise ConfigError(f"{what} {path}: extends must name one file (a path relative to this one)", fix=shape_fix)
+    base = (path.parent / base_name).resolve()
+    if base in seen or base == path.resolve():
+        chain = " → ".join(str(p) for p in (*seen, path.resolve(), base))
+        raise ConfigError(f"{what} {path}: extends goes round in a circle ({chain})",
+                          fix="let one file of the chain extend none")
+    if not base.is_file():
+        raise ConfigError(f"{what} {path}: extends names {base_name}, which is not a file (looked for {base})",
+                          fix="give a path relative to the file that extends it")
+    under = _extended(base, _read_mapping(base, what=what, flag=flag, shape_fix=shape_fix), what=what, flag=flag,
+                      shape_fix=shape_fix, seen=(*seen, path.resolve()))
+    return merged(under, raw)
+
+
+def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` merged into `base`: mappings key by key, a `null` in `over` removes the key, anything else replaces."""
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def validate_model(data: Any, model: type[M], *, where: str, fix: str) -> M:

@@ -15,6 +15,7 @@ from workbench.chaos import FaultRegistry
 from workbench.config import ServerConfig
 from workbench.db import Database
 from workbench.defects import Defects
+from workbench.dialects import Dialects
 from workbench.errors import ApiError, handle_api_error, handle_unexpected, handle_validation_error
 from workbench.index import Bm25Index
 from workbench.ingest import IngestWorker
@@ -39,6 +40,7 @@ def build_services(config: ServerConfig) -> Services:
     metrics = Metrics(config.slots)
     svc = Services(config=config, db=Database(config.data_dir / "workbench.sqlite3"), files_dir=files,
                    index=Bm25Index(), metrics=metrics, faults=FaultRegistry(), defects=Defects(config.defects),
+                   dialects=Dialects(config.dialects),
                    vault=KeyVault(config.data_dir), settings=config.runtime.model_copy())
     svc.faults.on_fire.append(lambda f: metrics.chaos_fired.labels(f.spec.point, f.spec.mode).inc())
     svc.ingest = IngestWorker(svc.db, files, svc.index, metrics, svc.defects)

@@ -10,6 +10,7 @@ import typer
 
 from workbench.config import ServerConfig
 from workbench.defects import DEFECTS
+from workbench.dialects import DIALECTS
 
 app = typer.Typer(help="The reference literature workbench (target protocol v1).", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
@@ -26,6 +27,8 @@ def serve(
         envvar="WORKBENCH_CHAOS_TOKEN",
         help="Enables the test-only /_chaos control (prefer the environment variable: argv is public).")] = None,
     defect: Annotated[list[str] | None, typer.Option(help="Seeded defect (repeatable; needs --chaos-token).")] = None,
+    dialect: Annotated[list[str] | None, typer.Option(
+        help="A legitimate variation of the contract to speak (repeatable; `python -m workbench dialects`).")] = None,
     slots: Annotated[int, typer.Option(help="Runs executing at once; more wait in the queue.")] = 8,
     otlp_endpoint: Annotated[str | None, typer.Option(help="OTLP/HTTP endpoint for traces.")] = None,
     trace_file: Annotated[Path | None, typer.Option(help="Write spans as JSON lines to this file.")] = None,
@@ -43,8 +46,8 @@ def serve(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     config = ServerConfig(data_dir=data, host=host, port=port, chaos_token=chaos_token, defects=defect or [],
-                          slots=slots, otlp_endpoint=otlp_endpoint, trace_file=trace_file, code_version=code_version,
-                          drain_timeout_s=drain_timeout_s)
+                          dialects=dialect or [], slots=slots, otlp_endpoint=otlp_endpoint, trace_file=trace_file,
+                          code_version=code_version, drain_timeout_s=drain_timeout_s)
     if token_delay_ms is not None:
         config.runtime.token_delay_ms = token_delay_ms
     if first_token_delay_ms is not None:
@@ -90,6 +93,14 @@ def defects() -> None:
     """List the seeded defects (tests only) and the promise each one breaks."""
     width = max(len(n) for n in DEFECTS)
     for name, what in DEFECTS.items():
+        typer.echo(f"{name.ljust(width)}  {what}")
+
+
+@app.command()
+def dialects() -> None:
+    """List the dialects: legitimate variations of the contract the server can speak (`serve --dialect`)."""
+    width = max(len(n) for n in DIALECTS)
+    for name, what in DIALECTS.items():
         typer.echo(f"{name.ljust(width)}  {what}")
 
 

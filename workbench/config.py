@@ -29,6 +29,7 @@ class ServerConfig(BaseModel):
     port: int = 8000
     chaos_token: str | None = None
     defects: list[str] = Field(default_factory=list)
+    dialects: list[str] = Field(default_factory=list)  # legitimate variations of the contract (workbench.dialects)
     slots: int = Field(8, ge=1)
     drain_timeout_s: float = 10.0
     code_version: str | None = None

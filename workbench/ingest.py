@@ -46,6 +46,14 @@ class IngestWorker:
     def submit(self, doc_id: str) -> None:
         self._queue.put(doc_id)
 
+    def process_now(self, doc_id: str) -> None:
+        """Process one document in the caller's thread (a server that ingests inside the upload request)."""
+        try:
+            self._process(doc_id)
+        except Exception:
+            log.exception("ingest of %s failed", doc_id)
+            self._finish(doc_id, "failed", None, None, "internal_error", "ingest crashed; see server log")
+
     def load_index(self) -> None:
         """Rebuild the in-memory index from committed chunks (at start-up)."""
         rows = self.db.all("SELECT c.chunk_id, c.doc_id, c.page, c.seq, c.text FROM chunks c JOIN documents d "

@@ -11,6 +11,7 @@ from workbench.chaos import FaultRegistry
 from workbench.config import RuntimeSettings, ServerConfig
 from workbench.db import Database
 from workbench.defects import Defects
+from workbench.dialects import Dialects
 from workbench.index import Bm25Index
 from workbench.metrics import Metrics
 from workbench.security import KeyVault
@@ -31,6 +32,7 @@ class Services:
     metrics: Metrics
     faults: FaultRegistry
     defects: Defects
+    dialects: Dialects
     vault: KeyVault
     settings: RuntimeSettings
     ingest: IngestWorker = field(init=False)

@@ -188,7 +188,9 @@ class Adapter(ABC):
         """The rig's error for a refused request, its body read in any common error shape (`read_error_body`)."""
         body = read_error_body(reply.content, reply.content_type)
         return TargetHTTPError(method, path, reply.status_code, body.code, body.message or reply.reason or
-                               f"HTTP {reply.status_code}", body.details)
+                               f"HTTP {reply.status_code}", body.details,
+                               retry_after_s=retry_after(next(
+                                   (v for k, v in reply.headers.items() if k.lower() == "retry-after"), None)))
 
     def sse(self, auth: Auth | None, path: str, *, op: str, headers: dict[str, str] | None = None,
             timeout_s: float = 120.0) -> Iterator[RawEvent]:
@@ -343,6 +345,14 @@ class Adapter(ABC):
     def close(self) -> None:
         """Release connections."""
         self.transport.close()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds only; an HTTP date or garbage is None)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def reply_body(reply: Reply) -> Any:

@@ -87,6 +87,7 @@ class Document(_Model):
     pages_with_text: int | None = None
     error: DocError | None = None
     stages: list[DocStage] = Field(default_factory=list)
+    owner_id: str | None = None  # the account that owns it, where the target says (the rig never reuses another's)
 
     @property
     def final(self) -> bool:

@@ -30,9 +30,9 @@ class CaseContext(RecordingContext):
                  eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *, tracer: RigTracer,
                  span: Span, coverage: CoverageRecorder | None = None) -> None:
         self.coverage = coverage or CoverageRecorder()
-        self._covered = CoveredAdapter(target.adapter, self.coverage)
         self._covered_from = len(self.coverage.exercises)
         super().__init__(rep, case.case_id, store, target, tracer=tracer, span=span)
+        self._covered = CoveredAdapter(cast(Adapter, self._linked), self.coverage)
         self.case = case
         self.spec = spec
         self.eval_set = eval_set
@@ -62,11 +62,10 @@ class CaseContext(RecordingContext):
 
     def doc(self, paper_id: str) -> str:
         """doc_id of one of the 28 papers in A's main project."""
-        try:
-            return self.target.setup.docs[paper_id]
-        except KeyError:
-            raise RigError(f"{paper_id} was not uploaded for this run",
-                           fix=f"declare it in case {self.case.case_id}'s papers (@case(..., papers=...))") from None
+        doc_id = self.target.setup.docs.get(paper_id)
+        if not doc_id:
+            raise self._unavailable(paper_id, "library")
+        return doc_id
 
     def paper_of(self, doc_id: str) -> str:
         """The paper or variant id a doc_id was uploaded as (the doc_id itself when it is none of the rig's)."""
@@ -77,11 +76,22 @@ class CaseContext(RecordingContext):
 
     def isolated(self, key: str) -> str:
         """doc_id in A's isolated project: a variant id (`P32-INJECTED`) or `P32` (a normal copy)."""
-        try:
-            return self.target.setup.isolated[key]
-        except KeyError:
-            raise RigError(f"the isolated fixture {key} was not uploaded for this run",
-                           fix=f"declare it in case {self.case.case_id}'s papers (@case(..., papers=...))") from None
+        doc_id = self.target.setup.isolated.get(key)
+        if not doc_id:
+            raise self._unavailable(key, "isolated")
+        return doc_id
+
+    def _unavailable(self, key: str, role: str) -> RigError:
+        """Why a paper the case needs has no document: the target refused its upload (that is its ingest outcome,
+        judged by cases 6 and 9; here the case cannot go on: U), or the case never declared it."""
+        refused = next((e for e in self.target.setup.ingest if e.role == role and e.refused
+                        and key in (e.paper_id if role == "library" else e.variant_id or "P32", e.variant_id)), None)
+        if refused is not None:
+            return RigError(f"{key} is not on the target: {refused.refused} (its ingest outcome, judged by cases 6 "
+                            "and 9)", fix="see the setup evidence for the target's answer")
+        what = key if role == "library" else f"the isolated fixture {key}"
+        return RigError(f"{what} was not uploaded for this run",
+                        fix=f"declare it in case {self.case.case_id}'s papers (@case(..., papers=...))")
 
     def fixture_path(self, *, paper_id: str | None = None, variant_id: str | None = None) -> Path:
         entry = self.manifest.variant(variant_id) if variant_id else self.manifest.paper(paper_id or "")

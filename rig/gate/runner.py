@@ -171,7 +171,13 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
     except TargetStalled as exc:
         ctx.evidence("error", f"deadline in case {spec.case_id}", {"error": str(exc)})
         ctx.item("target", Verdict.U, f"a deadline the rig cannot tell from a hang: {exc.message}")
-    except TargetHTTPError as exc:  # a status the case did not expect: the target broke a promise
+    except TargetHTTPError as exc:  # a status the case did not expect: the target broke a promise …
+        if exc.status == 429:  # … unless it said "not now": its rate limit, met by the rig's own pace (U)
+            eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → 429", {
+                "method": exc.method, "path": exc.path, "status": 429, "message": str(exc),
+                "retry_after_s": exc.retry_after_s})
+            ctx.item("target", Verdict.U, f"the target limited the rig's request rate: {exc}", eid)
+            return aggregate(ctx.items)
         eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → {exc.status}",
                            {"method": exc.method, "path": exc.path, "status": exc.status, "code": exc.code,
                             "message": str(exc), "details": exc.details})

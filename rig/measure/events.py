@@ -95,6 +95,7 @@ class Message(TargetModel):
     scope: list[str] | None = None
     created_at: str | None = None
     source: Literal["target", "stream"] = "target"  # stream: as the answer's stream gave it (the target keeps none)
+    run_link: Literal["text", "question"] | None = None  # run_id given by the rig's correlation (rig.target.linking)
 
 
 class Usage(TargetModel):

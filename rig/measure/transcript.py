@@ -33,6 +33,7 @@ class RunTranscript(BaseModel):
     stop_ns: int | None = None  # when the client asked the target to stop this run
     error: str | None = None  # why the stream ended without a terminal event, when it did
     untyped: int = 0  # events read but not typed: a load run types what its measures read (`add_measured`)
+    evidence_id: int | None = None  # its `run` row in the evidence store, once recorded (items name it)
 
     def add_measured(self, raw: Sequence[RawEvent], typed: Callable[[RawEvent], Event]) -> None:
         """Type and keep what the stream's measures read (`rig.measure.derive.stream_measures`): the first event of

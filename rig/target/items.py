@@ -10,22 +10,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry.trace import Span
 
 from rig import events
 from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
-from rig.adapters.models import Auth
+from rig.adapters.models import Auth, Session
 from rig.errors import CapabilityMissing
 from rig.evidence import EvidenceStore
 from rig.measure.events import Measure
+from rig.target.linking import LinkedAdapter
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer, trace_id_of
 from rig.verdict import Item, Verdict
 
 MAX_BODY = 6000
+UNNAMED = "undecided, not failed: the item named no evidence of what the target showed"
 
 
 def _clip(value: Any) -> Any:
@@ -51,11 +53,19 @@ class ItemRecording:
         self.tracer = tracer
         self.span = span
         self.trace_id = trace_id_of(span)
+        self._linked = LinkedAdapter(target.adapter, target.links, self._record_links)
         events.exchange.add_listener(self._record_exchange)
 
     @property
     def adapter(self) -> Adapter:
-        return self.target.adapter
+        """The target's adapter; sessions read through it have saved answers linked to the rig's runs."""
+        return cast(Adapter, self._linked)
+
+    def _record_links(self, session: Session, links: list[dict[str, Any]]) -> None:
+        self.observe(f"session {session.session_id}: {len(links)} saved answer(s) linked by the rig's correlation",
+                     {"session_id": session.session_id, "links": links,
+                      "how": "the target names no run on these messages: each is linked to the rig's run by the "
+                             "answer text it streamed (text) or the question it answers, in order (question)"})
 
     @property
     def a(self) -> Auth:
@@ -98,6 +108,8 @@ class ItemRecording:
             verdict, reason = Verdict.BLOCKED, f"missing capability: {', '.join(missing)}"
         elif seen is not None:
             reason = with_seen(reason, verdict, seen)
+        if verdict == Verdict.FAIL and not evidence_ids:  # no FAIL without positive evidence, named
+            verdict, reason = Verdict.U, f"{UNNAMED}: {reason}"
         item = Item(name=name, verdict=verdict, reason=reason, evidence_ids=list(evidence_ids), required=required)
         self.items.append(item)
         self.store.add_item(self.rep, self.key, item)
@@ -108,6 +120,11 @@ class ItemRecording:
             m.rep, m.case_id = self.rep, self.key
             m.scenario = m.scenario or f"case{self.key}"
         self.store.add_measures(measures)
+
+    def could_not(self, name: str, what: str, tried: str, *evidence_ids: int, required: bool = True) -> Item:
+        """Item `name` U: the rig could not find or link what it needed (`what`), saying what it tried. Never a FAIL:
+        what the rig could not find is not something the target showed."""
+        return self.item(name, Verdict.U, f"could not {what} (tried: {tried})", *evidence_ids, required=required)
 
     def lacks(self, name: str, *capabilities: str) -> bool:
         """True (and item `name` recorded BLOCKED, naming them) when the target lacks any of `capabilities`:

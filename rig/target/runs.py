@@ -65,8 +65,10 @@ class RunRecording(ItemRecording):
         with self._run_span(content) as (traceparent, bind):
             sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=traceparent)
             bind(sub.run_id)
-        return RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
-                             accepted_ns=sub.accepted_ns)
+        run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
+                            accepted_ns=sub.accepted_ns)
+        self.target.links.add(run)
+        return run
 
     def read(self, auth: Auth, run: RunTranscript, *, revision: bool = False,
              end_code: TCode | None = None) -> RunTranscript:
@@ -89,12 +91,13 @@ class RunRecording(ItemRecording):
         end = (f"{run.detail.state}/{run.detail.end_reason}" if run.detail is not None else
                f"{run.terminal.state}/{run.terminal.reason} (stream" + (f", {run.ended_by_rig})" if run.ended_by_rig
                                                                       else ")") if run.terminal else "no end seen")
-        self.evidence("run", f"run {run.run_id}: {end}", {
+        run.evidence_id = self.evidence("run", f"run {run.run_id}: {end}", {
             "run_id": run.run_id, "session_id": run.session_id, "question": run.question,
             "timeline": run.timeline(), "answer": run.answer,
             "trace_id": run.detail.trace_id if run.detail is not None else None,
             "record": "target" if run.detail is not None else "none: the stream is all there is"})
         self.measures(run_measures(run))
+        self.target.links.add(run)
         span = self._run_spans.pop(run.run_id, None)
         if span is not None:
             span.set_attribute("rig.run.state", end)

@@ -14,6 +14,7 @@ from rig.config import AnswerBudget, ModelChoices
 from rig.errors import RigError, TargetHTTPError
 from rig.fixtures import CorpusManifest
 from rig.target.embedded import EmbeddedWorkbench
+from rig.target.linking import RunLinks
 from rig.target.model_proxy import ModelProxy
 from rig.target.restart import Restarter
 from rig.target.setup import TargetSetup
@@ -72,6 +73,7 @@ class TargetSession(Connection):
     corpus_dir: Path = Path()
     corpus: CorpusManifest | None = None
     chaos_defaults: dict[str, Any] | None = None
+    links: RunLinks = field(default_factory=RunLinks)  # the runs the rig read, to link saved answers without run ids
 
     @classmethod
     def of(cls, conn: Connection, **set_up: Any) -> TargetSession:

@@ -67,6 +67,8 @@ class IngestEntry(BaseModel):
     owner: str = "a"
     role: str = "library"  # library (A's papers), isolated (a variant or copy beside them), b_shared, b_private
     reused: str | None = None  # why an existing document was taken instead of an upload
+    refused: str | None = None  # the target refused the upload itself (its answer is this file's ingest outcome)
+    renamed: str | None = None  # sent under a per-project name (the target keys duplicates by file name)
 
 
 class TargetSetup(BaseModel):
@@ -132,15 +134,18 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
             loaded = upload_one(adapter, owner, project_id, corpus_dir / entry.file, entry, Path(entry.file).name,
                                 known)
             uploaded.append((key, loaded))
-            if loaded.reused:
-                store.add_evidence(None, None, "setup", f"{loaded.upload_name}: existing document reused",
-                                   {"file": loaded.upload_name, "doc_id": loaded.doc_id, "why": loaded.reused})
-            pending.setdefault(loaded.doc_id, loaded)
+            for said, why in (("existing document reused", loaded.reused), ("refused by the target", loaded.refused),
+                              ("uploaded under a name of its own", loaded.renamed)):
+                if why:
+                    store.add_evidence(None, None, "setup", f"{loaded.upload_name}: {said}",
+                                       {"file": loaded.upload_name, "doc_id": loaded.doc_id, "why": why})
+            if loaded.doc_id and not loaded.refused:
+                pending.setdefault(loaded.doc_id, loaded)
         if progress:
             progress("waiting for the target to process the uploads", done, total)
         wait_final(adapter, owner, project_id, dict(pending), 180.0)
         for key, loaded in uploaded:
-            final = pending[loaded.doc_id]  # a reused document shares its first upload's status
+            final = pending.get(loaded.doc_id, loaded)  # a reused document shares its first upload's status
             _record(setup, field, key, project_id, owner is b, loaded, final)
     if share:  # without sharing, B's "shared" paper stays B's own
         adapter.add_member(b, setup.project_b_shared, a.username)
@@ -154,15 +159,19 @@ def _record(setup: TargetSetup, field: str, key: str, project_id: str, by_b: boo
     entry = loaded.entry
     setup.ingest.append(IngestEntry(
         file=entry.file, paper_id=entry.paper_id, variant_id=entry.variant_id, project=project_id,
-        doc_id=loaded.doc_id, status=doc.status if doc else None, pages_total=doc.pages_total if doc else None,
+        doc_id=loaded.doc_id, status=doc.status if doc else "refused" if loaded.refused else None,
+        pages_total=doc.pages_total if doc else None,
         pages_with_text=doc.pages_with_text if doc else None,
-        error=doc.error.model_dump() if doc and doc.error else None,
+        error=doc.error.model_dump() if doc and doc.error else
+        {"code": "upload_refused", "message": loaded.refused} if loaded.refused else None,
         t1_client_ms=None if loaded.reused else final.t1_ms, t1_server_ms=server_t1_ms(doc) if doc else None,
         stages=[s.model_dump() for s in doc.stages] if doc else [],
         upload_name=loaded.upload_name, derivation=entry.derivation, sha256=entry.sha256,
         reported_sha256=final.reported_sha256 or (doc.sha256 if doc and doc.sha256 else None),
-        owner="b" if by_b else "a", reused=loaded.reused,
+        owner="b" if by_b else "a", reused=loaded.reused, refused=loaded.refused, renamed=loaded.renamed,
         role={"project_a": "library", "project_isolated": "isolated"}.get(field, key)))
+    if not loaded.doc_id:  # refused with no record kept: nothing to name (the ledger says why)
+        return
     if field == "project_a":
         setup.docs[key] = loaded.doc_id
     elif field == "project_isolated":
@@ -176,7 +185,7 @@ def _record(setup: TargetSetup, field: str, key: str, project_id: str, by_b: boo
 def remember(adapter: Adapter, setup: TargetSetup) -> None:
     """Give the adapter's upload ledger what a saved setup uploaded (a resumed run's adapter starts empty)."""
     for e in setup.ingest:
-        if adapter.uploads.entry(e.doc_id) is None:
+        if e.doc_id and adapter.uploads.entry(e.doc_id) is None:
             adapter.uploads.add(LedgerEntry(doc_id=e.doc_id, filename=e.upload_name or Path(e.file).name,
                                             sha256=e.sha256, reported_sha256=e.reported_sha256,
                                             reused=e.reused is not None))

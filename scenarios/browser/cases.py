@@ -41,7 +41,8 @@ async def login_and_first_answer(ctx: CaseContext, kit: BrowserKit) -> None:
     """
     user = await _login_a(ctx, kit)
     shown = await user.page.locator(kit.selectors.logged_in).first.text_content() or ""
-    ctx.item("browser_login", shown.strip() == ctx.a.username, f"the page shows {shown.strip()!r}")
+    login = ctx.observe("the page after login", {"logged_in_text": shown.strip(), "account": ctx.a.username})
+    ctx.item("browser_login", shown.strip() == ctx.a.username, f"the page shows {shown.strip()!r}", login)
     sid = await user.start_session(["P32"], ctx.target.setup.project_a)
     turn = await user.ask(CASE1_QUESTION)
     detail = ctx.run_detail(ctx.a, turn.run_id) if turn.run_id else None

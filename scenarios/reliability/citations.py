@@ -12,16 +12,27 @@ from rig.gate.registry import case
 from rig.gate.saved import kept, snapshot
 from rig.pdftext import occurrences_on_page, pages_containing
 from rig.verdict import Verdict
-from scenarios.reliability.steps import answer_cited, answer_of, citation_on_its_page, file_for_doc, with_pages
+from scenarios.reliability.steps import (
+    answer_cited,
+    answer_of,
+    citation_on_its_page,
+    file_for_doc,
+    saved_answer,
+    with_pages,
+)
 
 
-def _ask_citations(ctx: CaseContext, doc_ids: list[str], question: str) -> tuple[str, list[Citation]]:
-    """Ask about `doc_ids`; the answer's citations of them. A target that cannot keep a question to chosen papers
-    (no scope) may cite others too: only the citations of these papers are judged here."""
+def _ask_citations(ctx: CaseContext, doc_ids: list[str], question: str, item: str
+                   ) -> tuple[str, list[Citation] | None]:
+    """Ask about `doc_ids`; the answer's citations of them (None, with item `item` U, when the rig could not link
+    the saved answer). A target that cannot keep a question to chosen papers (no scope) may cite others too: only
+    the citations of these papers are judged here."""
     opened = ctx.open_session(ctx.a, doc_ids)
     run = ctx.chat(ctx.a, opened.session_id, question)
-    answer = answer_cited(ctx, opened.session_id, run)
-    cites = list(answer.citations) if answer else []
+    answer = answer_cited(ctx, opened.session_id, run, item=item)
+    if answer is None:
+        return opened.session_id, None
+    cites = list(answer.citations)
     if ctx.caps.missing("scope"):
         cites = [c for c in cites if c.doc_id in doc_ids]
     return opened.session_id, cites
@@ -68,14 +79,17 @@ def unique_quote_located(ctx: CaseContext) -> None:
     Expects: the right file and physical page; a highlight only for a unique match, anchored to the
     text (so it still corresponds after zooming). Evidence: quote, page, match state, highlight.
     """
-    _, cites = _ask_citations(ctx, [ctx.doc("P32")], "买家保护以后，徽章还有信号价值吗？")
-    cites, pages_from = with_pages(ctx, cites)
+    _, asked = _ask_citations(ctx, [ctx.doc("P32")], "买家保护以后，徽章还有信号价值吗？", "unique_quote_available")
+    if asked is None:
+        return
+    cites, pages_from = with_pages(ctx, asked)
     path = ctx.fixture_path(paper_id="P32")
     # A quote that occurs exactly once in the whole original file, on its abstract page.
     unique = [(c, pages_containing(path, c.quote)) for c in cites if c.page is not None]
     unique = [(c, pages) for c, pages in unique if pages == [1] and occurrences_on_page(path, 1, c.quote) == 1]
     if not unique:
-        ctx.item("unique_quote_available", None, "no citation quoted a sentence that occurs once in the abstract")
+        e0 = ctx.observe("citations of the answer", [(c.page, c.quote[:60]) for c in cites])
+        ctx.item("unique_quote_available", None, "no citation quoted a sentence that occurs once in the abstract", e0)
         return
     c, true_pages = unique[0]
     if pages_from == "rig_derived":  # the source opens as a file: the right original, the quote on one page of it
@@ -105,12 +119,17 @@ def summary_with_reliable_page(ctx: CaseContext) -> None:
     unique; without reliable support the reading is kept honest. Evidence: claim, candidate sentences,
     match and display.
     """
-    _, cites = _ask_citations(ctx, [ctx.doc("P35")], "卖家在打包发货时偷工减料属于什么问题？")
-    cites, pages_from = with_pages(ctx, cites)
+    _, asked = _ask_citations(ctx, [ctx.doc("P35")], "卖家在打包发货时偷工减料属于什么问题？", "page3_citation")
+    if asked is None:
+        return
+    cites, pages_from = with_pages(ctx, asked)
     on3 = [c for c in cites if c.page == 3]
     if not on3:
-        ctx.item("page3_citation", False, f"no citation of physical page 3 (pages cited: {[c.page for c in cites]}; "
-                 f"pages from: {pages_from})")
+        e0 = ctx.observe("citations of the answer", {"pages": [c.page for c in cites], "pages_from": pages_from})
+        # the answer the target saved cites page 3 nowhere: shown (a page the rig derived may simply not place)
+        ctx.item("page3_citation", False if pages_from == "target" and cites else None,
+                 f"no citation of physical page 3 (pages cited: {[c.page for c in cites]}; pages from: {pages_from})",
+                 e0)
         return
     c = on3[0]
     if pages_from == "rig_derived":
@@ -140,7 +159,9 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
     Expects: no invented page and no arbitrary pick among repeated places; the original stays readable
     and the true state is shown. Evidence: granularity, the duplicate copy, both match results.
     """
-    _, cites = _ask_citations(ctx, [ctx.doc("P32")], "请概括《Reputation and Regulations- Evidence from eBay》的主要发现")
+    _, asked = _ask_citations(ctx, [ctx.doc("P32")], "请概括《Reputation and Regulations- Evidence from eBay》的主要发现",
+                              "file_level_no_page")
+    cites = asked or []
     whole = [c for c in cites if c.page is None]
     if whole:
         readable = len(ctx.adapter.download(ctx.a, whole[0].doc_id)) > 0 if not ctx.caps.missing("download") else None
@@ -157,7 +178,7 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
         else:
             ctx.item("file_level_no_page", located.match == "file_only" and located.page is None and
                      not located.highlights and readable, f"match {located.match}, page {located.page}", e)
-    else:
+    elif asked is not None:
         e = ctx.observe("citations of a whole-paper summary", [(c.page, c.quote[:60]) for c in cites])
         ctx.item("file_level_no_page", Verdict.U, "every citation carried a page; the file-level variant could not "
                  "be observed", e)
@@ -165,7 +186,10 @@ def no_page_and_duplicates(ctx: CaseContext) -> None:
         return
     dup_doc = ctx.isolated("P32-DUPQUOTE")
     path = ctx.fixture_path(variant_id="P32-DUPQUOTE")
-    _, dup_cites = _ask_citations(ctx, [dup_doc], "买家保护以后，徽章还有信号价值吗？")
+    _, dup_asked = _ask_citations(ctx, [dup_doc], "买家保护以后，徽章还有信号价值吗？", "duplicate_not_picked")
+    if dup_asked is None:
+        return
+    dup_cites = dup_asked
     repeated = [c for c in dup_cites if c.page is not None and occurrences_on_page(path, c.page, c.quote) >= 2]
     if not repeated:
         e = ctx.observe("duplicate copy citations", [(c.page, c.quote[:60]) for c in dup_cites])
@@ -188,8 +212,10 @@ def physical_pages_and_dedup(ctx: CaseContext) -> None:
     """
     question = "用中文区分逆向选择和道德风险，各给出文中一个例子。"
     for label, doc in (("original", ctx.doc("P35")), ("blank_page_copy", ctx.isolated("P35-BLANK"))):
-        sid, cites = _ask_citations(ctx, [doc], question)
-        cites, pages_from = with_pages(ctx, cites)
+        sid, asked = _ask_citations(ctx, [doc], question, f"{label}_distinct_pages")
+        if asked is None:
+            continue
+        cites, pages_from = with_pages(ctx, asked)
         paged = [c for c in cites if c.page is not None]
         pages = sorted({c.page for c in paged if c.page is not None})
         on_page = {c.citation_id: citation_on_its_page(ctx, c) for c in paged}
@@ -263,10 +289,13 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
         return
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, "总福利提高2.9%指什么？")
-    answer = answer_of(ctx, opened.session_id, run.run_id)
-    paged = [c for c in (answer.citations if answer else []) if c.page is not None]
+    answer = answer_of(ctx, opened.session_id, run.run_id, item="citation_available")
+    if answer is None:
+        return
+    paged = [c for c in answer.citations if c.page is not None]
     if not paged:
-        ctx.item("citation_available", False, "the answer carried no paged citation")
+        e0 = ctx.observe("the saved answer's citations", [(c.citation_id, c.page) for c in answer.citations])
+        ctx.item("citation_available", False, "the answer carried no paged citation", e0)
         return
     c = paged[0]
     times, results = [], []
@@ -281,17 +310,21 @@ def rewrite_and_cache_invalidation(ctx: CaseContext) -> None:
     ctx.item("same_condition_reused", same and _highlight_matches(ctx, c, results[1]),
              f"identical result on the second open (cache: {results[1].cache})", e)
     rewrite = ctx.chat(ctx.a, opened.session_id, "把刚才这句改成我自己的概括，不加引号，但保留准确的引用。", revision=True)
-    new_answer = answer_of(ctx, opened.session_id, rewrite.run_id)
-    changed = [x for x in (new_answer.citations if new_answer else []) if x.page is not None and x.quote != c.quote]
-    checks = [(x.quote, _highlight_matches(ctx, x, ctx.adapter.locate_citation(ctx.a, x.citation_id))) for x in changed]
-    e2 = ctx.observe("after the claim changed", checks)
-    ctx.item("claim_change_fresh", bool(checks) and all(ok for _, ok in checks),
-             f"{len(checks)} changed citation(s), highlights match their new quotes", e2)
+    new_answer = answer_of(ctx, opened.session_id, rewrite.run_id, item="claim_change_fresh")
+    if new_answer is not None:
+        changed = [x for x in new_answer.citations if x.page is not None and x.quote != c.quote]
+        checks = [(x.quote, _highlight_matches(ctx, x, ctx.adapter.locate_citation(ctx.a, x.citation_id)))
+                  for x in changed]
+        e2 = ctx.observe("after the claim changed", checks)
+        ctx.item("claim_change_fresh", bool(checks) and all(ok for _, ok in checks),
+                 f"{len(checks)} changed citation(s), highlights match their new quotes", e2)
     copy = ctx.isolated("P32-CHANGED")
     sid2 = ctx.open_session(ctx.a, [copy]).session_id
     run2 = ctx.chat(ctx.a, sid2, "总福利提高2.9%指什么？")
-    copy_answer = answer_of(ctx, sid2, run2.run_id)
-    copy_cites = [x for x in (copy_answer.citations if copy_answer else []) if x.page is not None]
+    copy_answer = answer_of(ctx, sid2, run2.run_id, item="content_change_fresh")
+    if copy_answer is None:
+        return
+    copy_cites = [x for x in copy_answer.citations if x.page is not None]
     path = ctx.fixture_path(variant_id="P32-CHANGED")
     rows: list[dict[str, Any]] = []
     for x in copy_cites:
@@ -314,7 +347,10 @@ def _changed_copy_sources(ctx: CaseContext) -> None:
     """A copy of P32 whose content changed: every quote its answer cites stands in the changed file (pages derived
     by the rig), so no text of the old version is served as the new one's."""
     copy = ctx.isolated("P32-CHANGED")
-    _, cited = _ask_citations(ctx, [copy], "总福利提高2.9%指什么？")
+    _, asked = _ask_citations(ctx, [copy], "总福利提高2.9%指什么？", "source_relation_correct")
+    if asked is None:
+        return
+    cited = asked
     cites, _ = with_pages(ctx, [x for x in cited if x.quote.strip()])  # in-text citations: each quotes a claim
     path = ctx.fixture_path(variant_id="P32-CHANGED")
     found = {x.citation_id: len(pages_containing(path, x.quote)) for x in cites}
@@ -342,8 +378,11 @@ def removed_source_not_back(ctx: CaseContext) -> None:
     kept(ctx, saved, "scope change")  # the history keeps what it cited: a scope change decides later answers
     second = ctx.chat(ctx.a, opened.session_id, "只保留买家保护那篇，重写一段。", revision=True)
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    old = [c for m in session.messages if m.run_id == first.run_id and m.role == "assistant" for c in m.citations]
-    new = [c for m in session.messages if m.run_id == second.run_id and m.role == "assistant" for c in m.citations]
+    first_saved = saved_answer(ctx, session, first.run_id, item="precondition_both_cited")
+    second_saved = saved_answer(ctx, session, second.run_id, item="removed_not_back") if first_saved else None
+    if first_saved is None or second_saved is None:
+        return
+    old, new = first_saved.citations, second_saved.citations
     e = ctx.observe("citation maps", {"before": [(c.doc_id, c.page) for c in old],
                                       "after": [(c.doc_id, c.page) for c in new], "scope_after": [p32]})
     cited_first = {c.doc_id for c in old}

@@ -7,7 +7,7 @@ from rig.errors import CapabilityMissing
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.verdict import Verdict
-from scenarios.reliability.steps import answers
+from scenarios.reliability.steps import saved_answer
 
 
 def current_branch(session: Session) -> list[Message]:
@@ -40,7 +40,9 @@ def copy_and_export(ctx: CaseContext) -> None:
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
     runs = [ctx.chat(ctx.a, opened.session_id, t.prompt, revision=i > 0) for i, t in enumerate(turns)]
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    current = answers(session, runs[-1].run_id)[0]
+    current = saved_answer(ctx, session, runs[-1].run_id, item="copy_matches_answer")
+    if current is None:
+        return
     e = ctx.observe("copy of the current answer", {"copied": current.content, "streamed": runs[-1].answer})
     ctx.item("copy_matches_answer", current.content == runs[-1].answer and bool(current.content.strip()),
              "the saved answer equals what was streamed", e,
@@ -52,7 +54,9 @@ def copy_and_export(ctx: CaseContext) -> None:
     if not ctx.lacks("other_branch_left_out", "regenerate"):  # the items per format below name it for each export
         regen = ctx.regenerate(ctx.a, original.message_id, opened.session_id)
         session = ctx.adapter.session(ctx.a, opened.session_id)
-        regenerated = answers(session, regen.run_id)[0]
+        regenerated = saved_answer(ctx, session, regen.run_id, item="other_branch_left_out")
+        if regenerated is None:
+            return
     branch = current_branch(session)
     ctx.observe("current branch", {"current_leaf": session.current_leaf, "messages": [m.message_id for m in branch],
                                    "other_branch_answer": original.message_id if regenerated else None})

@@ -17,6 +17,7 @@ from rig.errors import CapabilityMissing, TargetUnreachable
 from rig.gate.context import CaseContext
 from rig.gate.saved import kept, snapshot
 from rig.measure.transcript import RunTranscript
+from rig.target.linking import normalised
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt, wait_terminal
 
@@ -88,15 +89,23 @@ def foreign_actions(ctx: CaseContext, actor: Auth | None, prefix: str) -> None:
         session = ctx.adapter.session(ctx.a, sid)
         mine = {answered.run_id, *([stopped.run_id] if stopped else [])}
         by_id = {m.message_id: m for m in session.messages}
+        asked = {normalised(r.question) for r in ctx.target.links.by_session.get(sid, [])}
         strangers = [m.message_id for m in session.messages if m.run_id not in mine and not any(
-            c.parent_id == m.message_id and c.run_id in mine for c in session.messages)]
+            c.parent_id == m.message_id and c.run_id in mine for c in session.messages)
+            and not (m.role == "user" and normalised(m.content) in asked)]
+        e_msgs = ctx.observe("A's session after the attempts", {
+            "messages": [(m.message_id, m.role, m.run_id, m.content[:60]) for m in session.messages],
+            "not_from_a": strangers})
         ctx.item(f"{prefix}_no_message_added", not strangers and FOREIGN_QUESTION not in
                  [m.content for m in by_id.values()], "A's session holds only A's questions and their answers",
-                 seen={"messages": len(session.messages), "not_from_a": strangers[:4]})
+                 e_msgs, seen={"messages": len(session.messages), "not_from_a": strangers[:4]})
         ctx.item(f"{prefix}_scope_unchanged", session.scope == scope_before, "the session's scope is as A set it",
-                 seen={"before": scope_before, "after": session.scope}, needs=("scope_change",))
+                 e_msgs, seen={"before": scope_before, "after": session.scope}, needs=("scope_change",))
     docs_after = {d.doc_id for d in ctx.adapter.documents(ctx.a, ctx.target.setup.project_a)}
+    e_docs = ctx.observe("A's documents before and after the attempts", {"before": sorted(docs_before),
+                                                                          "after": sorted(docs_after)})
     ctx.item(f"{prefix}_project_unchanged", docs_after == docs_before, "A's project lists the documents it listed",
+             e_docs,
              seen={"added": sorted(docs_after - docs_before)[:4], "removed": sorted(docs_before - docs_after)[:4]},
              needs=("projects",))
 
@@ -110,8 +119,9 @@ def _stop_foreign(ctx: CaseContext, sid: str, who: str, as_actor: Auth, prefix: 
         refused = must_refuse(ctx, f"{prefix}_stop", who, lambda: ctx.adapter.stop(as_actor, run.run_id))
         own = attempt(lambda: ctx.stop(ctx.a, run))
         if refused is not None:
+            e_own = ctx.observe("A's own stop after the attempt", {"status": own.status, "body": own.body[:300]})
             ctx.item(f"{prefix}_stop_left_the_run_running", own.status == 200,
-                     "after the attempt the run was still running: A's own stop was accepted",
+                     "after the attempt the run was still running: A's own stop was accepted", e_own,
                      seen={"owner_stop_status": own.status})
         run.events.extend(stream)
     if not ctx.caps.missing("run_detail"):

@@ -12,7 +12,7 @@ from rig.gate.registry import case
 from rig.measure.derive import ingest_measures, search_measures
 from rig.target.setup import IngestEntry
 from rig.verdict import Verdict
-from scenarios.reliability.steps import attempt, citation_grounded, hit_in_original, hit_pages
+from scenarios.reliability.steps import attempt, citation_grounded, hit_in_original, hit_pages, saved_answer
 
 CONTROL_QUERY = "2.9%"  # a search any indexed P32 answers
 
@@ -181,11 +181,18 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
     Evidence: both failure records and the normal file's record and search.
     """
     project = ctx.target.setup.project_isolated
-    corrupt = ctx.adapter.document(ctx.a, ctx.isolated("X-CORRUPT"))
-    e1 = ctx.observe("corrupt PDF", {"status": corrupt.status, "error": corrupt.error.model_dump() if corrupt.error
-                                     else None})
-    ctx.item("corrupt_fails_visibly", corrupt.status == "failed" and corrupt.error is not None,
-             f"status {corrupt.status}, error {corrupt.error.code if corrupt.error else None}", e1)
+    refusal = _entry(ctx, variant="X-CORRUPT")
+    if refusal.refused and not refusal.doc_id:  # refused in the upload itself, no record kept: the refusal is visible
+        e1 = ctx.observe("corrupt PDF: the upload was refused", refusal.model_dump(include={
+            "file", "upload_name", "status", "error", "refused"}))
+        ctx.item("corrupt_fails_visibly", True, "the corrupt file is refused in its upload, with the target's reason",
+                 e1, seen={"refused": refusal.refused})
+    else:
+        corrupt = ctx.adapter.document(ctx.a, ctx.isolated("X-CORRUPT"))
+        e1 = ctx.observe("corrupt PDF", {"status": corrupt.status, "error": corrupt.error.model_dump() if corrupt.error
+                                         else None, "upload_refused": refusal.refused})
+        ctx.item("corrupt_fails_visibly", corrupt.status == "failed" and corrupt.error is not None,
+                 f"status {corrupt.status}, error {corrupt.error.code if corrupt.error else None}", e1)
     broken_entry = ctx.manifest.variant("P44-BROKEN")
     broken = ctx.adapter.document(ctx.a, ctx.isolated("P44-BROKEN"))
     e2 = ctx.observe("P44 with a broken page", {"status": broken.status, "pages_total": broken.pages_total,
@@ -203,8 +210,10 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
     e3 = ctx.observe("normal P32 copy in the same project", {"status": normal.status, "hits": len(hits)})
     ctx.item("normal_unaffected", normal.status == "ready" and bool(hits), f"status {normal.status}", e3)
     for key in ("X-CORRUPT", "P44-BROKEN", "P32"):
-        ing = next(e for e in ctx.target.setup.ingest if e.doc_id == ctx.isolated(key))
-        ctx.measures(ingest_measures(key, ing.t1_client_ms, status=ing.status))
+        ing = next((e for e in ctx.target.setup.ingest if e.role == "isolated" and
+                    (e.variant_id == key or (key == "P32" and e.variant_id is None))), None)
+        if ing is not None:
+            ctx.measures(ingest_measures(key, ing.t1_client_ms, status=ing.status))
 
 
 @case(10, "可靠性-10-1", papers=("P21", "P32"))
@@ -227,8 +236,11 @@ def subset_change(ctx: CaseContext) -> None:
     ctx.item("new_retrieval_filtered", changed.effective_scope == [p32] and hit_docs <= {p32},
              f"second-turn hits from {sorted(hit_docs)}", e0, e1)
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    new = [c for m in session.messages if m.run_id == second.run_id and m.role == "assistant" for c in m.citations]
-    old = [c for m in session.messages if m.run_id == first.run_id and m.role == "assistant" for c in m.citations]
+    second_saved = saved_answer(ctx, session, second.run_id, item="new_citations_filtered")
+    first_saved = saved_answer(ctx, session, first.run_id, item="history_traceable")
+    if second_saved is None or first_saved is None:
+        return
+    new, old = second_saved.citations, first_saved.citations
     e2 = ctx.observe("citations per turn", {"first": [(c.doc_id, c.page) for c in old],
                                             "second": [(c.doc_id, c.page) for c in new]})
     ctx.item("new_citations_filtered", bool(new) and {c.doc_id for c in new} <= {p32},

@@ -53,7 +53,8 @@ def over_budget_message(ctx: CaseContext) -> None:
         ctx.lift(budget)  # the budget was this input's: the normal question after it is asked without it
     after: RunTranscript = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
-    ctx.item("next_request_ok", ended == "completed", f"next run ended {ended}")
+    ctx.item("next_request_ok", None if ended is None else ended == "completed", f"next run ended {ended}",
+             *([after.evidence_id] if after.evidence_id is not None else []))
 
 
 def _accepted(ctx: CaseContext, run: RunTranscript, session_id: str, fixture: str) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from scenarios.reliability.foreign import foreign_actions
-from scenarios.reliability.steps import answer_cited, attempt, export_format, run_ended
+from scenarios.reliability.steps import UNLINKED_TRIED, answer_cited, attempt, export_format, run_ended
 
 CASE1_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"
 
@@ -60,7 +60,7 @@ def login_and_first_answer(ctx: CaseContext) -> None:
                        "p32_present": ctx.doc("P32") in docs})
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
     run = ctx.chat(ctx.a, opened.session_id, CASE1_QUESTION)
-    answer = answer_cited(ctx, opened.session_id, run)
+    answer = answer_cited(ctx, opened.session_id, run, item="answer_from_allowed_materials")
     cited = {c.doc_id for c in answer.citations} if answer else set()
     # What A may use: the chosen paper where the target scopes a question, else every document A can read
     allowed = {ctx.doc("P32")} if not ctx.caps.missing("scope") else docs
@@ -69,10 +69,13 @@ def login_and_first_answer(ctx: CaseContext) -> None:
                                                    "answer_from": answer.source if answer else None})
     ended = run_ended(run)
     ok = ended == "completed" and bool(run.answer.strip())
-    ctx.item("answer_from_allowed_materials", ok and bool(cited) and cited <= allowed,
-             f"run {ended}; cited {len(cited)} document(s), all among those A may use", e_ans,
-             seen={"ended": ended, "cited": sorted(ctx.paper_of(d) for d in cited),
-                   "outside": sorted(ctx.paper_of(d) for d in cited - allowed)})
+    if answer is not None:  # (else recorded U: the rig could not link the saved answer)
+        # an answer citing nothing cannot be shown to come from anywhere: undecided (a citation outside is a FAIL)
+        undecided = ended is None or (ok and not cited)
+        ctx.item("answer_from_allowed_materials", None if undecided else ok and cited <= allowed,
+                 f"run {ended}; cited {len(cited)} document(s), all among those A may use", e_ans,
+                 seen={"ended": ended, "cited": sorted(ctx.paper_of(d) for d in cited),
+                       "outside": sorted(ctx.paper_of(d) for d in cited - allowed)})
     linked = run.detail is not None and run.detail.session_id == opened.session_id
     ctx.item("request_linked", linked, f"run {run.run_id} belongs to session "
              f"{run.detail.session_id if run.detail else None} (opened {opened.session_id})", e_ans,
@@ -106,6 +109,9 @@ def anonymous_access(ctx: CaseContext) -> None:
         "citation": lambda: ctx.adapter.locate_citation(None, citation),
     }
     for name, fn in tries.items():
+        if name == "citation" and not citation and not ctx.caps.missing("locate_citation"):
+            ctx.could_not(name, "find a citation of A's answer to ask for", UNLINKED_TRIED)
+            continue
         with ctx.part(name):  # an entry the target does not have is BLOCKED; the others still count
             result = attempt(fn)
             leaked = "%PDF" in result.body or (fragment and fragment[:20] in result.body) or "2.9%" in result.body
@@ -163,6 +169,9 @@ def cross_account_session_run_export(ctx: CaseContext) -> None:
     ctx.observe("owners", {"session": sid, "run": run_id, "owner": ctx.a.username, "requester": ctx.b.username,
                            "sources": [ctx.paper_of(d) for d in got.sources]})
     for name, fn in tries.items():
+        if name == "citation" and not got.citation and not ctx.caps.missing("locate_citation"):
+            ctx.could_not(name, "find a citation of A's answer to ask for", UNLINKED_TRIED)
+            continue
         with ctx.part(name):
             result = attempt(fn)
             leaked = bool(fragment) and fragment[:20] in result.body

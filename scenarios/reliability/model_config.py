@@ -32,11 +32,23 @@ class Asked:
     def recorded(self) -> str | None:
         return self.run.detail.model.model if self.run and self.run.detail else None
 
-    def used(self, view: ModelConfigView) -> bool:
-        """The run records the selected model (and version), and the target called that model and no other."""
+    def used(self, view: ModelConfigView) -> bool | None:
+        """The run records the selected model (and version), and the target called that model and no other; None
+        when neither a run record nor the rig's proxy tells which model answered."""
         d = self.run.detail if self.run else None
-        return d is not None and d.model.model == view.model and d.model.config_version == view.config_version \
-            and (self.called is None or set(self.called) == {view.model})
+        if d is None and self.called is None:
+            return None if self.run is not None else False  # (no run at all: the target refused it)
+        recorded = d is None or (d.model.model == view.model and d.model.config_version == view.config_version)
+        return recorded and (self.called is None or set(self.called) == {view.model})
+
+    def ended(self) -> tuple[str | None, str | None]:
+        """How the run ended: its record where the target keeps one, else its stream's end."""
+        if self.run is None:
+            return None, None
+        if self.run.detail is not None:
+            return self.run.detail.state, self.run.detail.end_reason
+        end = self.run.terminal
+        return (end.state, end.reason) if end is not None else (None, None)
 
 
 def _ask(ctx: CaseContext, auth: Auth, session_id: str) -> Asked:
@@ -88,17 +100,18 @@ def personal_model_config(ctx: CaseContext) -> None:
         bad = ctx.adapter.set_model_config(ctx.a, models.invalid["provider"], models.invalid["model"])
         third = _ask(ctx, ctx.a, fresh())
         d = third.run.detail if third.run else None
+        state, reason = third.ended()
         failed = (third.refused is not None and 400 <= third.refused.status < 500) or (
-            d is not None and d.state == "failed" and (d.end_reason == "model_config_invalid" or not ctx.caps.end_reasons))
+            state == "failed" and (reason == "model_config_invalid" or not ctx.caps.end_reasons))
         switched = sorted({m for m in third.called or [] if m != bad.model})
         e3 = ctx.observe("invalid config", {"config": bad.model_dump(), "refused": str(third.refused) if third.refused
-                                            else None, "state": d.state if d else None,
-                                            "end_reason": d.end_reason if d else None, "run_model": third.recorded,
+                                            else None, "state": state, "end_reason": reason,
+                                            "run_model": third.recorded, "record": d is not None,
                                             "models_called": third.called})
         ctx.item("invalid_fails_explicitly", failed and not switched, "the invalid config fails explicitly (refused, or "
                  "the run failed model_config_invalid) and no other model was called in its place", e3,
                  seen={"refused": f"{third.refused.status} {third.refused.message[:80]}" if third.refused else None,
-                       "ended": f"{d.state}/{d.end_reason}" if d else None, "other_models_called": switched})
+                       "ended": f"{state}/{reason}" if state else None, "other_models_called": switched})
     finally:
         ctx.adapter.set_model_config(ctx.a, original.provider, original.model)
 
@@ -144,8 +157,9 @@ def cross_account_model_config(ctx: CaseContext) -> None:
                                                                  models.alternative["model"]))
         if tried is not None:
             after = {w: ctx.adapter.model_config(auth).model for w, auth in (("a", ctx.a), ("b", ctx.b))}
+            e_after = ctx.observe("model configs after the anonymous attempt", {"after": after})
             ctx.item("anon_left_configs_alone", after == {"a": a_view.model, "b": b_view.model},
-                     "after the anonymous attempt each account still reads the config it set",
+                     "after the anonymous attempt each account still reads the config it set", e_after,
                      seen={"after": after, "set": {"a": a_view.model, "b": b_view.model}})
         sid_a = ctx.open_session(ctx.a, [ctx.doc("P32")]).session_id
         asked_a = _ask(ctx, ctx.a, sid_a)

@@ -8,7 +8,12 @@ from rig.adapters.models import Message, Session, TokenEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.gate.saved import kept, snapshot
-from scenarios.reliability.steps import answers, attempt, wait_terminal
+from rig.measure.transcript import RunTranscript
+from scenarios.reliability.steps import attempt, run_ended, saved_answer, wait_terminal
+
+
+def _run(run: RunTranscript) -> tuple[int, ...]:
+    return (run.evidence_id,) if run.evidence_id is not None else ()
 
 
 def _shape(session: Session) -> list[tuple[object, ...]]:
@@ -50,8 +55,11 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
                                                                  for m in after.messages], strict=False) if r != a][:5]})
     kept(ctx, saved, "re-login", auth=auth)
     more = ctx.chat(auth, opened.session_id, "再用一句话总结。", revision=True)
-    ctx.item("can_continue", more.detail is not None and more.detail.state == "completed",
-             f"a further turn ended {more.detail.state if more.detail else None}")
+    ended = run_ended(more)
+    ctx.item("can_continue", None if ended is None else ended == "completed" and bool(more.answer.strip()),
+             "a further turn in the session ends completed with an answer", *_run(more),
+             seen={"ended": ended, "answer_chars": len(more.answer),
+                   "from": "run record" if more.detail is not None else "stream"})
 
 
 @case(18, "可靠性-18-1", papers=("P13", "P32"))
@@ -62,15 +70,21 @@ def regenerate_branches(ctx: CaseContext) -> None:
     current branch and nothing of the other branch's answer is mixed in. Evidence: branch ids, the
     model input actually used, citation mapping.
     """
+    ctx.require("sessions")
+    ctx.require("regenerate")  # (named apart: a target with sessions but no regenerate lacks regenerate)
     opened = ctx.open_session(ctx.a, [ctx.doc("P13"), ctx.doc("P32")])
     first = ctx.chat(ctx.a, opened.session_id, "一篇说互补，一篇又像替代，我是不是读矛盾了？")
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    original = answers(session, first.run_id)[0]
+    original = saved_answer(ctx, session, first.run_id, item="branch_distinguishable")
+    if original is None:
+        return
     saved = snapshot(ctx, [opened.session_id], [first.run_id])
     regen = ctx.regenerate(ctx.a, original.message_id, opened.session_id)
     kept(ctx, saved, "regenerate", may_change=("export",))  # the current branch, which exports hold, moved
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    alternative = answers(session, regen.run_id)[0]
+    alternative = saved_answer(ctx, session, regen.run_id, item="branch_distinguishable")
+    if alternative is None:
+        return
     e = ctx.observe("branches", {"original": (original.message_id, original.branch_id),
                                  "regenerated": (alternative.message_id, alternative.branch_id),
                                  "same_question": original.parent_id == alternative.parent_id})
@@ -80,7 +94,10 @@ def regenerate_branches(ctx: CaseContext) -> None:
                    "parents": (original.parent_id, alternative.parent_id)})
     follow = ctx.chat(ctx.a, opened.session_id, "改成两三句话，保留区别和出处。", parent_id=alternative.message_id,
                       revision=True)
-    assert follow.detail is not None
+    if follow.detail is None:  # a target without run records: what the follow-up saw and cited is not told
+        ctx.lacks("history_current_branch", "run_detail")
+        ctx.lacks("citations_current_branch", "run_detail")
+        return
     included = [i for mi in follow.detail.model_input for i in mi.included_message_ids]
     e2 = ctx.observe("follow-up model input", {"included_message_ids": included})
     ctx.item("history_current_branch", alternative.message_id in included and original.message_id not in included,
@@ -88,7 +105,9 @@ def regenerate_branches(ctx: CaseContext) -> None:
              seen={"regenerated_in_input": alternative.message_id in included,
                    "original_in_input": original.message_id in included})
     session = ctx.adapter.session(ctx.a, opened.session_id)
-    follow_answer = answers(session, follow.run_id)[0]
+    follow_answer = saved_answer(ctx, session, follow.run_id, item="citations_current_branch")
+    if follow_answer is None:
+        return
     own_calls = {c.tool_call_id for c in follow.detail.tool_calls}
     other = [c.citation_id for c in follow_answer.citations if c.tool_call_id not in own_calls]
     e3 = ctx.observe("follow-up citations", {"branch": follow_answer.branch_id, "foreign": other})
@@ -159,7 +178,10 @@ def real_summary(ctx: CaseContext) -> None:
         written = [i for r in runs if r.detail for i in (r.detail.user_message_id, r.detail.message_id) if i]
         session = ctx.adapter.session(ctx.a, opened.session_id)
         if not session.summaries:
-            ctx.item("summary_triggered", False, "no summary was made although the history passed the trigger")
+            e0 = ctx.observe("the session after the history passed the summary trigger",
+                             {"session_id": opened.session_id, "summaries": [], "messages": len(session.messages),
+                              "trigger_tokens": 200})
+            ctx.item("summary_triggered", False, "no summary was made although the history passed the trigger", e0)
             return
         summary = session.summaries[-1]
         covered = next((m for m in session.messages if m.message_id == summary.covers_until_message_id), None)

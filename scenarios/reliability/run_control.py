@@ -112,7 +112,8 @@ def stop_during_generation(ctx: CaseContext) -> None:
     _edges_of_stop(ctx, run, seen, edges)
     after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
-    ctx.item("new_request_served", ended == "completed" and bool(after.answer.strip()), f"next run ended {ended}",
+    ctx.item("new_request_served", None if ended is None else ended == "completed" and bool(after.answer.strip()),
+             f"next run ended {ended}", *([after.evidence_id] if after.evidence_id is not None else []),
              seen={"ended": ended, "answer_chars": len(after.answer)})
     kept(ctx, before, "stop", name="saved_results_kept")
     if edges:
@@ -148,8 +149,11 @@ def _edges_of_stop(ctx: CaseContext, run: RunTranscript, seen: dict[str, Any], e
     streamed_stop = run.terminal is not None and run.terminal.state == "stopped"
     stopped = d is not None and d.terminal and (d.state == "stopped" or streamed_stop) and (
         d.end_reason == "user_stop" or bool(ctx.caps.missing("end_reasons")))
+    e_twice = ctx.observe("a second stop of the same run", {
+        "second_stop_status": second, "stream_end": (run.terminal.state, run.terminal.reason) if run.terminal else None,
+        "record": d.model_dump(mode="json", include={"run_id", "state", "end_reason"}) if d else None})
     ctx.item("stop_twice", second in (200, 409) and stopped, "a second stop is accepted again or refused, and the "
-             "run ends once, stopped by the user", seen={"second_stop": second, "stream_end": run.terminal.state
+             "run ends once, stopped by the user", e_twice, seen={"second_stop": second, "stream_end": run.terminal.state
                                                          if run.terminal else None,
                                                          "record": f"{d.state}/{d.end_reason}" if d else None})
 
@@ -392,17 +396,20 @@ def valid_checkpoint_resume(ctx: CaseContext) -> None:
     ctx.item("linked_run", resumed.resume_from == old.run_id and d.resume_from == old.run_id and
              resumed.run_id != old.run_id, f"new run {resumed.run_id} resumes {old.run_id}", e0)
     old_hits = {(c.tool_call_id, h.chunk_id) for c in old.detail.tool_calls for h in c.hits}
-    answer = answer_of(ctx, opened.session_id, new.run_id)
+    answer = answer_of(ctx, opened.session_id, new.run_id, item="evidence_carried_over")
     mapped = [(c.tool_call_id, c.chunk_id) for c in answer.citations if c.chunk_id] if answer else []
     e = ctx.observe("resumed answer's citations vs checkpoint evidence", {"citations": mapped,
                                                                           "checkpoint_hits": sorted(old_hits)})
-    ctx.item("evidence_carried_over", d.state == "completed" and bool(mapped) and set(mapped) <= old_hits,
-             f"{len(mapped)} citation(s), all from the checkpoint's evidence", e)
+    if answer is not None:
+        ctx.item("evidence_carried_over", d.state == "completed" and bool(mapped) and set(mapped) <= old_hits,
+                 f"{len(mapped)} citation(s), all from the checkpoint's evidence", e)
     ctx.item("no_cross_case_mixing", d.session_id == opened.session_id and not d.tool_calls,
              "same session, no new searches needed", e,
              seen={"session": d.session_id, "expected_session": opened.session_id, "new_searches": len(d.tool_calls)})
     old_state = ctx.adapter.run(ctx.a, old.run_id).state
-    ctx.item("old_run_kept", old_state == "stopped", "the stopped run is unchanged", seen={"old_run_state": old_state})
+    e_old = ctx.observe("the stopped run's record after the resume", {"run_id": old.run_id, "state": old_state})
+    ctx.item("old_run_kept", old_state == "stopped", "the stopped run is unchanged", e_old,
+             seen={"old_run_state": old_state})
     kept(ctx, before, "resume")
     status, code, details = _resume(ctx, old.run_id)  # the edge: one continuation per stopped run
     e2 = ctx.observe("a second resume of the same run", {"status": status, "code": code, "details": details})
@@ -443,8 +450,10 @@ def invalid_checkpoint_refused(ctx: CaseContext) -> None:
         ctx.item(f"{variant}_refused", status == 409 and code == "checkpoint_invalid",
                  f"resume answered {status} {code}", e)
         record = ctx.adapter.run(ctx.a, old.run_id)
+        e_rec = ctx.observe(f"the stopped run's record after the {variant} change", {
+            "run_id": old.run_id, "state": record.state, "checkpoints": len(record.checkpoints)})
         ctx.item(f"{variant}_old_result_kept", record.state == "stopped" and bool(record.checkpoints),
-                 "the stopped run and its checkpoint are kept",
+                 "the stopped run and its checkpoint are kept", e_rec,
                  seen={"old_run_state": record.state, "checkpoints": len(record.checkpoints)})
         kept(ctx, before, f"{variant} change and refused resume", name=f"{variant}_saved_kept")
 
@@ -591,6 +600,7 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
         ctx.read(ctx.a, new)
         ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
                  new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
+                 *([new.evidence_id] if new.evidence_id is not None else []),
                  seen={"resumed_state": new.detail.state if new.detail else None,
                        "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
     ctx.measures(restart_measures(record.began_ns, record.ready_ns, new))

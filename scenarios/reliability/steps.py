@@ -47,21 +47,43 @@ def export_format(ctx: CaseContext) -> str:
 
 
 def answers(session: Session, run_id: str) -> list[Message]:
+    """The session's assistant messages of run `run_id`: linked by the target's run id, or by the rig's correlation
+    where the target names none (`rig.target.linking`: read the session through `ctx.adapter`)."""
     return [m for m in session.messages if m.role == "assistant" and m.run_id == run_id]
 
 
-def answer_of(ctx: CaseContext, session_id: str, run_id: str) -> Message | None:
-    """The answer as the target saved it in the session (needs sessions)."""
-    found = answers(ctx.adapter.session(ctx.a, session_id), run_id)
-    return found[0] if found else None
+UNLINKED_TRIED = ("the run id on the session's messages, then the rig's correlation: the answer text it streamed "
+                  "and the question it asked, in order")
 
 
-def answer_cited(ctx: CaseContext, session_id: str, run: RunTranscript) -> Message | None:
+def answer_of(ctx: CaseContext, session_id: str, run_id: str, *, item: str | None = None) -> Message | None:
+    """The answer as the target saved it in the session (needs sessions). None when no saved message links to the
+    run; with `item`, that item is then recorded U naming what was tried (what the rig could not link is never the
+    target's FAIL)."""
+    return saved_answer(ctx, ctx.adapter.session(ctx.a, session_id), run_id, item=item)
+
+
+def saved_answer(ctx: CaseContext, session: Session, run_id: str, *, item: str | None = None) -> Message | None:
+    """The answer of `run_id` in a session already read; None (with `item` U, as in `answer_of`) when none links."""
+    found = answers(session, run_id)
+    if found:
+        return found[0]
+    if item is not None:
+        e = ctx.observe(f"no saved answer links to run {run_id}", {
+            "session_id": session.session_id, "run_id": run_id,
+            "messages": [(m.message_id, m.role, m.run_id, m.content[:80]) for m in session.messages]})
+        ctx.could_not(item, f"find the saved answer of run {run_id} in session {session.session_id}",
+                      UNLINKED_TRIED, e)
+    return None
+
+
+def answer_cited(ctx: CaseContext, session_id: str, run: RunTranscript, *, item: str | None = None
+                 ) -> Message | None:
     """The answer with its citations: as the target saved it where it keeps sessions; on a target that keeps none,
     as its stream gave it (the message's `source` is then `stream`, and nothing is claimed about what was saved)."""
     if ctx.caps.missing("sessions"):
         return run.streamed_message()
-    return answer_of(ctx, session_id, run.run_id)
+    return answer_of(ctx, session_id, run.run_id, item=item)
 
 
 def run_ended(run: RunTranscript) -> str | None:

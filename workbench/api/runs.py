@@ -52,12 +52,15 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
                     yield b": keep-alive\n\n"
                     continue
                 event_id, event, data = item
+                if event in ("queued", "status") and "no_status" in svc.dialects:
+                    continue  # the dialect: the stream starts with the first answer piece
                 yield _sse(event_id, event, data)
                 ended = event in ("done", "error")
             ended = True
         finally:
             live = svc.runs.live.get(run_id)
-            if not ended and live is not None and "disconnect_cancels" in svc.defects:
+            if not ended and live is not None and ("disconnect_cancels" in svc.defects
+                                                   or "stop_disconnect" in svc.dialects):
                 svc.runs.stop(live, "user_stop")
 
     return StreamingResponse(stream(), media_type="text/event-stream",
@@ -67,6 +70,8 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
 @router.get("/runs/{run_id}")
 async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
     svc = services(request)
+    if "no_run_records" in svc.dialects:
+        raise ApiError(404, "not_found", "no such route: this server keeps no run records")
     user = optional_user(request)
     if "unauth_run_detail" in svc.defects:
         require_run(svc.db, None, run_id)
@@ -91,6 +96,8 @@ async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
 async def stop(run_id: str, request: Request, body: StopIn | None = None,
                user: User = Depends(current_user)) -> dict[str, Any]:
     svc = services(request)
+    if "stop_disconnect" in svc.dialects:
+        raise ApiError(404, "not_found", "no such route: close the event stream to stop a run")
     row = require_run(svc.db, None if "foreign_stop" in svc.defects else user.user_id, run_id)
     live = svc.runs.live.get(run_id)
     if live is None or live.detail["state"] in TERMINAL:

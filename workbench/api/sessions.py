@@ -82,6 +82,8 @@ async def get_session(session_id: str, request: Request, user: User = Depends(cu
         token = svc.db.one("SELECT created_ms FROM tokens WHERE token_hash=?", token_hash(user.token))
         since = iso(token["created_ms"]) if token else None
         views = [{**v, "citations": []} if since and v["created_at"] < since else v for v in views]
+    if "no_run_ids" in svc.dialects:  # the dialect: saved messages name no run
+        views = [{k: v for k, v in view.items() if k != "run_id"} for view in views]
     return {"session_id": session_id, "project_id": s["project_id"], "scope": loads(s["scope"]),
             "attachments": loads(s["attachments"]), "current_leaf": s["current_leaf"], "created_at": s["created_at"],
             "messages": views,

@@ -1,0 +1,116 @@
+"""No FAIL without positive evidence: the clean reference workbench, speaking each dialect of the contract (a
+legitimate variation a real assistant has), described in YAML alone (docs/targets/dialects/), ends a whole gate with
+no FAIL — every item it cannot decide U or BLOCKED, saying why — and the seeded defects a dialect leaves decidable
+are still caught.
+
+A target described in YAML has no test-only control: the items that inject faults through it are BLOCKED (chaos) in
+every dialect, which is what they are on any real target without one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.target.embedded import EmbeddedWorkbench
+from rig.verdict import Verdict
+from workbench.dialects import DIALECTS
+
+DIALECT_DIR = Path(__file__).resolve().parents[2] / "docs" / "targets" / "dialects"
+PASSWORDS = {"RIG_DIALECT_PW_A": f"pw-a-{uuid.uuid4().hex[:10]}", "RIG_DIALECT_PW_B": f"pw-b-{uuid.uuid4().hex[:10]}",
+             "RIG_DIALECT_CHAOS": f"chaos-{uuid.uuid4().hex[:10]}"}
+
+# A dialect alone, and combinations a real target has (R2R: no run ids, refusals in the upload, names per account)
+MATRIX: list[tuple[str, ...]] = [(name,) for name in DIALECTS] + [
+    ("no_run_ids", "upload_refusal", "duplicate_names"),
+    ("no_run_ids", "no_run_records", "stop_disconnect", "no_status"),
+]
+
+# What each dialect leaves to decide, and the defect that must still be caught there: (dialects, defect, case)
+STILL_CAUGHT: list[tuple[tuple[str, ...], str, int]] = [
+    (("no_run_ids",), "scope_leak", 10),  # citations of the saved answers, linked by the rig, still judged
+    (("no_run_ids",), "relogin_drops_citations", 17),  # the saved answers still compared across a re-login
+    (("upload_refusal",), "silent_parse_failure", 6),  # a scanned paper accepted and reported ready
+    (("duplicate_names",), "cross_user_file", 3),
+    (("no_status",), "unauth_run_events", 2),  # the stream, served to a caller without credentials
+    (("no_run_records",), "relogin_drops_citations", 17),  # judged from the saved session alone
+    (("stop_disconnect",), "cross_user_export", 4),
+]
+# Not decidable in a dialect (and so not asked of it): without run records, the defects that only a run record
+# shows (run_record_null_state, tool_count_inflated, trace_id_unlinked); with stop only by disconnect, those of the
+# stop request (stop_not_propagated, foreign_stop, late_stop_rewrites).
+
+
+def _config(tmp: Path, dialects: tuple[str, ...], url: str) -> Path:
+    """A rig.yaml extending the dialect's description (the first dialect's; combined, their overrides merged)."""
+    body: dict[str, object] = {"extends": str(DIALECT_DIR / f"{dialects[0]}.rig.yaml"),
+                               "target": {"url": url},
+                               "accounts": {"a": {"username": "dia-a", "password_env": "RIG_DIALECT_PW_A"},
+                                            "b": {"username": "dia-b", "password_env": "RIG_DIALECT_PW_B"}}}
+    for other in dialects[1:]:
+        over = yaml.safe_load((DIALECT_DIR / f"{other}.rig.yaml").read_text(encoding="utf-8"))
+        over.pop("extends", None)
+        http = (over.get("target") or {}).get("http")
+        if http:
+            target = body["target"]
+            assert isinstance(target, dict)
+            merged = target.setdefault("http", {})
+            for key, value in http.items():
+                merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
+    path = tmp / f"{'+'.join(dialects)}.rig.yaml"
+    path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def secrets() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in PASSWORDS.items():
+            mp.setenv(key, value)
+        yield
+
+
+def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), cases: list[int] | None = None
+          ) -> GateResult:
+    args = [arg for d in dialects for arg in ("--dialect", d)] + [arg for d in defects for arg in ("--defect", d)]
+    target = EmbeddedWorkbench(tmp / "wb", chaos_token=PASSWORDS["RIG_DIALECT_CHAOS"], extra_args=args)
+    target.start()
+    try:
+        target.add_account("dia-a", PASSWORDS["RIG_DIALECT_PW_A"])
+        target.add_account("dia-b", PASSWORDS["RIG_DIALECT_PW_B"])
+        config = _config(tmp, dialects, target.url)
+        return run_gate(GateOptions(target=target.url, config=config, out=tmp / "gate", cases=cases))
+    finally:
+        target.stop()
+
+
+def _fails(result: GateResult) -> list[str]:
+    return [f"{c.case_id}/{i.name}: {i.reason}" for c in result.data.cases for i in c.items
+            if i.verdict == Verdict.FAIL]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dialects", MATRIX, ids=["+".join(d) for d in MATRIX])
+def test_the_clean_workbench_in_a_dialect_has_no_fail(dialects: tuple[str, ...], tmp_path: Path, secrets: None
+                                                      ) -> None:
+    result = _gate(tmp_path, dialects)
+    assert _fails(result) == []
+    items = [i for c in result.data.cases for i in c.items]
+    undecided = [i for i in items if i.verdict in (Verdict.U, Verdict.BLOCKED)]
+    assert all(i.reason.strip() for i in undecided)  # every one says why
+    assert sum(i.verdict == Verdict.PASS for i in items) > 100  # and the gate decided most of it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("dialects", "defect", "case_id"), STILL_CAUGHT,
+                         ids=[f"{'+'.join(d)}-{x}" for d, x, _ in STILL_CAUGHT])
+def test_a_defect_the_dialect_leaves_decidable_is_caught(dialects: tuple[str, ...], defect: str, case_id: int,
+                                                         tmp_path: Path, secrets: None) -> None:
+    result = _gate(tmp_path, dialects, (defect,), [case_id])
+    verdicts = {c.case_id: c.verdict for c in result.data.cases}
+    assert verdicts[case_id] == Verdict.FAIL, _fails(result) or verdicts
