@@ -195,3 +195,107 @@ def test_a_poll_reads_the_document_behind_a_track_id_and_the_rigs_own_hash_is_ke
     entry = adapter.uploads.entry("doc-1")
     assert entry is not None and (entry.track_id, entry.filename) == ("t1", "paper.pdf")
     assert adapter.uploads.doc_of("paper.pdf") == "doc-1"
+
+
+# -- the language, completed: empty objects left out, lookups, reading on after the terminal event --------------------
+
+def test_an_object_left_empty_by_its_placeholders_is_left_out_and_a_question_mark_drops_empty_values() -> None:
+    from rig.adapters.http.render import render
+    from rig.adapters.http.spec import Request
+    request = Request.model_validate({"method": "POST", "path": "/q", "json": {
+        "q": "{content}", "search": {"filters": {"document_id": {"$in": "{scope?}"}}, "limit": 10}, "tags": ["{t}"]}})
+    scoped = json.loads(render(request, {"content": "x", "scope": ["d1"], "t": "a"}).body or b"")
+    assert scoped == {"q": "x", "search": {"filters": {"document_id": {"$in": ["d1"]}}, "limit": 10}, "tags": ["a"]}
+    for scope in (None, []):
+        plain = json.loads(render(request, {"content": "x", "scope": scope, "t": None}).body or b"")
+        assert plain == {"q": "x", "search": {"limit": 10}}  # never {"document_id": {}}, never "tags": []
+    kept_empty = Request.model_validate({"path": "/q", "json": {"scope": "{scope}"}})
+    assert json.loads(render(kept_empty, {"scope": []}).body or b"") == {"scope": []}  # without `?`, [] is a value
+
+
+class _Store(BaseHTTPRequestHandler):
+    """Users listed by name (a lookup finds B's id); a members route that needs that id; an SSE answer that sends its
+    end, then saves the answer and only then closes (what a client that closes at `done` loses)."""
+
+    saved: list[str] = []
+    members: list[str] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _json(self, data: Any, status: int = 200) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._json({"results": [{"id": "u-a", "email": "alice"}, {"id": "u-b", "email": "bob"}]})
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.path.startswith("/collections/"):
+            _Store.members.append(self.path.rsplit("/", 1)[-1])
+            return self._json({"ok": True})
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for line in (b'event: message\ndata: {"delta": "Saved text."}\n\n', b"event: done\ndata: [DONE]\n\n"):
+            self.wfile.write(line)
+            self.wfile.flush()
+        try:  # the answer is written after the end was sent, unless the client went away meanwhile
+            for _ in range(6):
+                time.sleep(0.05)
+                self.wfile.write(b": saving\n\n")
+                self.wfile.flush()
+        except OSError:
+            return
+        _Store.saved.append("Saved text.")
+
+
+@pytest.fixture()
+def store() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Store)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Store.saved, _Store.members = [], []
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_lookup_gives_the_request_a_value_only_another_request_knows(store: str) -> None:
+    http = {"create_project": {"request": {"method": "POST", "path": "/p"}, "result": {"project_id": "'c1'"}},
+            "projects": {"request": {"path": "/p"}},
+            "add_member": {"lookup": {"member_id": {"request": {"path": "/users"},
+                                                    "value": "results[?email == var('member')].id | [0]"}},
+                           "request": {"method": "POST", "path": "/collections/{project_id}/users/{member_id}"}}}
+    adapter = HttpAdapter(store, http=http)
+    adapter.add_member(Auth(token="t", user_id="u-a", username="alice"), "c1", "bob")
+    assert _Store.members == ["u-b"]
+    with pytest.raises(Exception, match="lookup member_id found nothing"):
+        adapter.add_member(Auth(token="t", user_id="u-a", username="alice"), "c1", "carol")
+    adapter.close()
+    with pytest.raises(ValidationError, match=r"add_member.lookup.member_id.request uses \{nobody\}"):
+        HttpSpec.model_validate({"add_member": {"lookup": {"member_id": {"request": {"path": "/u/{nobody}"},
+                                                                         "value": "id"}},
+                                                "request": {"method": "POST", "path": "/m/{member_id}"}}})
+
+
+@pytest.mark.parametrize("after_end", ["close", "drain"])
+def test_after_the_end_the_rig_reads_on_until_the_target_closes_when_told(store: str, after_end: str) -> None:
+    stream = {"format": "sse", "after_end": after_end, "events": [
+        {"event": "message", "type": "token", "data": {"text": "data.delta", "kind": "'answer'"}},
+        {"event": "done", "type": "done", "data": {"state": "'completed'", "reason": "'completed'"}}]}
+    adapter = HttpAdapter(store, http={"ask": {"request": {"method": "POST", "path": "/agent",
+                                                           "json": {"q": "{content}"}}, "stream": stream}})
+    auth = Auth(token="t", user_id="u", username="u")
+    run = adapter.ask(auth, adapter.open_session(auth, "", []).session_id, "q")
+    events = list(adapter.events(auth, run.run_id))
+    assert isinstance(events[-1], TerminalEvent) and events[-1].state == "completed"  # the target's own end word
+    time.sleep(0.5)
+    assert _Store.saved == (["Saved text."] if after_end == "drain" else [])
+    adapter.close()

@@ -26,7 +26,7 @@ from rig.adapters.http.frames import DELIMITER, EventSorter
 from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.polling import poll_answer
 from rig.adapters.http.render import path_names, render
-from rig.adapters.http.spec import CAPABILITY_OF, HttpSpec, Operation, Request, StreamSpec
+from rig.adapters.http.spec import CAPABILITY_OF, HttpSpec, Operation, Request, StreamSpec, compile_path
 from rig.adapters.models import (
     Auth,
     Document,
@@ -58,6 +58,11 @@ M = TypeVar("M", bound=BaseModel)
 SPEC_FIX = "see docs/adapters.md, 'a new target without Python', for target.http"
 RECORD_FIELDS = ("end_reasons", "run_timings", "run_tool_calls", "run_model_input", "run_usage", "trace_ids",
                  "checkpoints", "summaries")  # what a run record holds: absent with the record itself
+# What no operation shows by being configured: what the target's answers hold. Absent unless `capabilities:` says
+# it is there (a capability assumed present would turn what the target never promised into its FAIL).
+DECLARED_ONLY = (*RECORD_FIELDS, "document_hashes", "page_counts", "ingest_stages", "stream_tool_cards",
+                 "search_stages", "search_calls", "hit_pages", "expansion", "export_sources", "input_budget",
+                 "citation_pages", "attachments", "model_config_keys")
 
 
 class HttpAdapter(Adapter):
@@ -113,9 +118,11 @@ class HttpAdapter(Adapter):
                 "export_reading": "json" in s.export and s.export["json"].result is not None,
                 "event_replay": s.events is not None and "last_event_id" in s.events.request.names(),
             }
-            if not records:  # what a run record would hold, there is none of
-                derived.update({name: False for name in RECORD_FIELDS})
-            self._caps = Capabilities(**{**derived, **s.capabilities})
+            derived.update({name: False for name in DECLARED_ONLY})  # … until the description declares it
+            declared = dict(s.capabilities)
+            if not records:  # what a run record would hold, there is none of, whatever is declared
+                declared.update({name: False for name in RECORD_FIELDS})
+            self._caps = Capabilities(**{**derived, **declared})
         return self._caps
 
     def _scoped(self) -> bool:
@@ -170,8 +177,20 @@ class HttpAdapter(Adapter):
              headers: dict[str, str] | None = None, **values: Any) -> Reply:
         """Send operation `name` as `auth` with its variables; the reply (raising on a 4xx/5xx unless told not to)."""
         variables = self._variables(auth, values)
-        return self.send(name, self._way(self._op(name), variables).request, auth, variables,
+        op = self._way(self._op(name), variables)
+        return self.send(name, op.request, auth, self._looked_up(name, op, auth, variables),
                          raise_for_status=raise_for_status, headers=headers)[0]
+
+    def _looked_up(self, name: str, op: Operation, auth: Auth | None, variables: dict[str, Any]) -> dict[str, Any]:
+        """`variables` with what the operation's lookups give (each one request, read by its `value`)."""
+        for key, lookup in op.lookup.items():
+            reply, exchange = self.send(f"{name}.lookup.{key}", lookup.request, auth, variables)
+            found = compile_path(lookup.value).search(self._data(name, reply, exchange), options=self._options(variables))
+            if found in (None, "", []):
+                raise TargetProtocolError(f"{name}: lookup {key} found nothing (check target.http.{name}.lookup."
+                                          f"{key}.value)", exchange=exchange, operation=name)
+            variables = {**variables, key: found}
+        return variables
 
     def _reader(self, name: str, op: Operation) -> OperationReader:
         """The compiled rules of operation `name`, or of one of its fallbacks."""
@@ -198,6 +217,8 @@ class HttpAdapter(Adapter):
         when it has a poll), and the exchange it came from."""
         variables = self._variables(auth, values)
         op: Operation | None = self._way(self._op(name), variables)
+        assert op is not None
+        variables = self._looked_up(name, op, auth, variables)
         read: Any = None
         exchange: dict[str, Any] = {}
         while op is not None:
@@ -218,6 +239,7 @@ class HttpAdapter(Adapter):
     def read_all(self, name: str, auth: Auth | None, model: type[M], /, **values: Any) -> list[M]:
         variables = self._variables(auth, values)
         op = self._way(self._op(name), variables)
+        variables = self._looked_up(name, op, auth, variables)
         reply, exchange = self.send(name, op.request, auth, variables)
         try:
             items = self._reader(name, op).read_all(self._data(name, reply, exchange), self._options(variables))

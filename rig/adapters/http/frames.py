@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import time
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from rig.adapters.http.extract import Reader
 from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.spec import EventRule, StreamSpec, compile_path
 from rig.adapters.models import Event, TokenEvent, make_event
+from rig.adapters.transport import TransportError
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
 from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, StreamTooLarge, read_events
@@ -172,6 +174,8 @@ class EventSorter:
     def __init__(self, spec: StreamSpec) -> None:
         self.format = spec.format
         self.end = spec.end
+        self.after_end = spec.after_end
+        self.drain_s = spec.drain_s
         self._frames = FRAMERS[spec.format]
         self._id = compile_path(spec.id) if spec.id else None
         self._by_name: dict[str, list[_Rule]] = {}
@@ -195,7 +199,8 @@ class EventSorter:
         `end: close`, at the stream's clean end). `opts` binds the rules' functions to the request's variables."""
         opts = opts or rule_options()
         answered = False
-        for frame in self._frames(chunks, max_event_bytes=max_event_bytes):
+        frames = iter(self._frames(chunks, max_event_bytes=max_event_bytes))
+        for frame in frames:
             found = self._match(frame, opts)
             if found is None:
                 continue
@@ -209,6 +214,8 @@ class EventSorter:
                 answered = answered or (isinstance(event, TokenEvent) and event.kind == "answer" and bool(event.text))
                 yield event
             if rule.type in ("done", "error"):
+                if self.after_end == "drain":
+                    _drain(frames, self.drain_s)
                 return
         if self.end == "close":
             yield stream_end(answered)
@@ -226,6 +233,17 @@ class EventSorter:
             else:
                 data = rule.data.read(ctx if item is None else {**ctx, "item": item}, opts)
             yield data if isinstance(data, dict) else {"value": data}
+
+
+def _drain(frames: Iterator[Frame], seconds: float) -> None:
+    """Read what follows the terminal event until the target closes the stream, a broken stream, or `seconds`."""
+    began = time.monotonic()
+    try:
+        for _ in frames:
+            if time.monotonic() - began > seconds:
+                return
+    except TransportError:
+        return
 
 
 def stream_end(answered: bool) -> Event:

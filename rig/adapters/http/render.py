@@ -1,8 +1,10 @@
 """Filling a request template with an operation's variables: path, query, headers and body, as bytes.
 
 A string that is one placeholder alone (`"{scope}"`) takes the variable's value with its type and, when that
-value is None, its key is left out; placeholders inside longer strings are formatted as text. `{env:NAME}`
-reads the environment at send time (a missing variable is a ConfigError naming it).
+value is None, its key is left out; `"{scope?}"` is also left out when the value is empty ("", [], {}). A mapping or
+list whose every entry was left out is itself left out (`filters: {document_id: {$in: "{scope?}"}}` sends no
+`filters` at all without a scope, never `{"document_id": {}}`). Placeholders inside longer strings are formatted as
+text. `{env:NAME}` reads the environment at send time (a missing variable is a ConfigError naming it).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from rig.adapters.http.spec import Request
 from rig.adapters.transport import multipart
 from rig.errors import ConfigError
 
-_ALONE = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_:]*)\}$")
+_ALONE = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_:]*)(\?)?\}$")
 _OMIT = object()
 
 
@@ -58,7 +60,7 @@ class _Formatter(string.Formatter):
     def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
         if key == "env":
             return _ENV
-        value = _lookup(str(key), self.variables)
+        value = _lookup(str(key).rstrip("?"), self.variables)
         return "" if value is None else value
 
     def format_field(self, value: Any, format_spec: str) -> Any:
@@ -73,26 +75,33 @@ def fill(value: Any, variables: dict[str, Any], *, text: bool = False) -> Any:
         alone = _ALONE.match(value)
         if alone and not text:
             found = _lookup(alone.group(1), variables)
-            return _OMIT if found is None else found
+            empty = found is None or (alone.group(2) == "?" and found in ("", [], {}))
+            return _OMIT if empty else found
         return _Formatter(variables).format(value)
     if isinstance(value, dict):
         filled = {k: fill(v, variables, text=text) for k, v in value.items()}
-        return {k: v for k, v in filled.items() if v is not _OMIT}
+        kept = {k: v for k, v in filled.items() if v is not _OMIT}
+        return _OMIT if value and not kept else kept
     if isinstance(value, list):
-        return [v for v in (fill(x, variables, text=text) for x in value) if v is not _OMIT]
+        items = [v for v in (fill(x, variables, text=text) for x in value) if v is not _OMIT]
+        return _OMIT if value and not items else items
     return value
+
+
+def _mapping(filled: Any) -> dict[str, Any]:
+    return {} if filled is _OMIT else filled
 
 
 def path_names(request: Request) -> set[str]:
     """The variables a request's path names (without them the request cannot be sent)."""
-    return {f for _, f, _, _ in string.Formatter().parse(request.path) if f and f != "env"}
+    return {f.rstrip("?") for _, f, _, _ in string.Formatter().parse(request.path) if f and f != "env"}
 
 
 def render(request: Request, variables: dict[str, Any]) -> Rendered:
     """The request with `variables` in place (a path segment is URL-quoted; JSON keeps types)."""
     path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}
                       ).format(request.path)
-    query = {k: v for k, v in fill(request.query, variables).items() if v not in ("", None)}
+    query = {k: v for k, v in _mapping(fill(request.query, variables)).items() if v not in ("", None)}
     if query:
         path += ("&" if "?" in path else "?") + urlencode(query, doseq=True)
     headers = {k.lower(): str(v) for k, v in fill(request.headers, variables, text=True).items() if str(v) != ""}
@@ -104,7 +113,7 @@ def render(request: Request, variables: dict[str, Any]) -> Rendered:
         record = None if record is _OMIT else record
         body, content_type = json.dumps(record, ensure_ascii=False).encode(), "application/json"
     elif request.form is not None:
-        record = fill(request.form, variables)
+        record = _mapping(fill(request.form, variables))
         body, content_type = urlencode(record, doseq=True).encode(), "application/x-www-form-urlencoded"
     elif request.multipart is not None:
         body, content_type, record = _multipart(request.multipart, variables)

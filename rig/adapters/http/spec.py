@@ -68,7 +68,7 @@ def placeholders(value: Any) -> set[str]:
     """Every `{name}` in a template value (strings inside mappings and lists too); `{env:…}` is not one."""
     if isinstance(value, str):
         try:
-            return {f for _, f, _, _ in _FORMATTER.parse(value) if f and f != "env"}  # {env:NAME}: field env
+            return {f.rstrip("?") for _, f, _, _ in _FORMATTER.parse(value) if f and f != "env"}  # {env:NAME}: env
         except ValueError as exc:
             raise ValueError(f"template {value!r}: {exc}") from None
     if isinstance(value, dict):
@@ -162,11 +162,27 @@ class Poll(_Strict):
         return _compile_result(value)
 
 
+class Lookup(_Strict):
+    """One more request before an operation's own, whose answer gives a variable the operation's request may use:
+    `value` is a JMESPath on its JSON answer (`var('member')` reads the operation's variables). A lookup that finds
+    nothing is the target's protocol error, naming it."""
+
+    request: Request
+    value: str
+
+    @field_validator("value")
+    @classmethod
+    def _value_compiles(cls, value: str) -> str:
+        compile_path(value)
+        return value
+
+
 class Operation(_Strict):
     """A request and how its answer reads: `result` (JMESPath, or field → JMESPath), `items` for a list; `poll` to
     ask again until complete; `fallback`, another way to the same answer when this one cannot be sent (a variable it
-    names is unknown) or finds nothing."""
+    names is unknown) or finds nothing; `lookup`, requests sent first whose answers become variables."""
 
+    lookup: dict[str, Lookup] = Field(default_factory=dict)
     request: Request
     result: str | dict[str, Any] | list[Any] | None = None
     items: str | None = None  # where the list is, for operations that answer several (projects, documents)
@@ -219,12 +235,17 @@ class EventRule(_Strict):
 
 class StreamSpec(_Strict):
     """How a run's stream is framed and read; `end: close` — the stream's clean end is the end of the answer
-    (completed when an answer token came, else failed/empty_answer), for targets that send no terminal event."""
+    (completed when an answer token came, else failed/empty_answer), for targets that send no terminal event.
+    `after_end: drain` — after the terminal event the rig reads on until the target closes the stream (at most
+    `drain_s`), for a target that saves the answer only after it sent its end (closing at once would lose it);
+    the terminal event stays the target's own."""
 
     format: Literal["sse", "ndjson", "json"] = "sse"
     events: list[EventRule] = Field(min_length=1)
     id: str | None = None  # JMESPath of an event's id where the framing has none (ndjson, json)
     end: Literal["event", "close"] = "event"
+    after_end: Literal["close", "drain"] = "close"
+    drain_s: float = Field(30.0, gt=0, le=600)
 
     @field_validator("id")
     @classmethod
@@ -277,7 +298,16 @@ def _result_fields(result: Any) -> set[str]:
 
 def _check_names(name: str, op: Operation, allowed: set[str]) -> None:
     """Every placeholder of an operation's requests is one of its variables (a poll's may also name the fields the
-    first answer's `result` reads)."""
+    first answer's `result` reads; the request may name what its lookups give, each lookup what those before it
+    give)."""
+    looked: set[str] = set()
+    for key, lookup in op.lookup.items():
+        unknown = sorted(lookup.request.names() - allowed - looked)
+        if unknown:
+            raise ValueError(f"{name}.lookup.{key}.request uses {', '.join('{' + u + '}' for u in unknown)}; "
+                             f"it offers {', '.join('{' + a + '}' for a in sorted(allowed | looked))}")
+        looked.add(key)
+    allowed = allowed | looked
     for where, request, offered in ((f"{name}.request", op.request, allowed),
                                     (f"{name}.poll.request", op.poll.request if op.poll else None,
                                      allowed | _result_fields(op.result))):
