@@ -27,6 +27,7 @@ from rig.cli import (
     load_cmd,
     quality_cmd,
     report_cmd,
+    target_cmd,
 )
 
 app = typer.Typer(
@@ -70,6 +71,7 @@ app.command("history")(compare_cmd.history)
 app.command("report")(report_cmd.report)
 app.add_typer(langfuse_cmd.app, name="langfuse")
 app.add_typer(lab_cmd.app, name="lab")
+app.add_typer(target_cmd.app, name="target")
 for _ep in plugins.plugins(plugins.CLI):  # `rig chaos` and any other installed command group
     try:
         app.add_typer(_ep.load(), name=_ep.name)
