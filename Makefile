@@ -35,10 +35,12 @@ test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
 # Third-party targets, each in its own cached environment (RIG_PEERS_CACHE): Open WebUI (~7 GB, ~6 min the first
-# time) and LightRAG (~770 MB, ~80 s; tiktoken's ranks rebuilt from the npm package js-tiktoken).
+# time), LightRAG (~770 MB, ~80 s; tiktoken's ranks rebuilt from the npm package js-tiktoken) and R2R (~700 MB,
+# ~2 min; PostgreSQL with pgvector from the PyPI package pgserver).
 peers: setup
 	$(BIN)/python tests/peers/openwebui.py install
 	$(BIN)/python tests/peers/lightrag.py install
+	$(BIN)/python tests/peers/r2r.py install
 
 test-peers: peers
 	$(BIN)/python -m pytest -m peer tests/peers

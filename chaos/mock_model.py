@@ -3,9 +3,10 @@
 Round one, when tools are offered and the turn has no tool result yet: it calls the first tool, filling
 its required string or string-array parameters with the question. Afterwards it answers extractively:
 the sentences of the hits that share most terms with the question, each followed by the `[ref]` marker of
-the hit it came from. Hits are read from tool results (JSON; any object with `text` and `ref` is a hit) and
-from retrieved context placed in the prompt as `<source id="n">…</source>` (how RAG front ends such as Open
-WebUI pass their retrieval to the model). Same request, same answer, same token counts.
+the hit it came from. Hits are read from tool results (JSON; any object with `text` and `ref` is a hit, or text
+in `Source ID [ref]:` blocks, as R2R's search tool answers) and from retrieved context placed in the prompt as
+`<source id="n">…</source>` (how RAG front ends such as Open WebUI pass their retrieval to the model). Same
+request, same answer, same token counts.
 
 `embed()` gives deterministic embeddings (hashed terms and CJK bigrams), so a target that embeds its
 documents through the same OpenAI-compatible endpoint retrieves without any model download.
@@ -91,15 +92,26 @@ def _chunk_lines(text: str) -> list[dict[str, Any]]:
     return out
 
 
+_SOURCE_ID = re.compile(r"^Source ID \[([^\]\s]+)\]:[ \t]*$", re.M)
+
+
+def _source_id_blocks(text: str) -> list[dict[str, Any]]:
+    """`Source ID [ref]:` lines, each followed by its text up to the next one (how R2R's search tool answers)."""
+    marks = list(_SOURCE_ID.finditer(text))
+    return [{"ref": m.group(1), "text": text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)]
+             .strip()} for i, m in enumerate(marks)]
+
+
 def _context_hits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`<source id="n">text</source>` blocks and chunk lines anywhere in the prompt, as hits with ref n."""
+    """`<source id="n">text</source>` blocks, chunk lines and `Source ID [n]:` blocks anywhere in the prompt, as
+    hits with ref n."""
     out: list[dict[str, Any]] = []
     for m in messages:
         content = m.get("content")
         texts = [content] if isinstance(content, str) else [c.get("text", "") for c in content or []
                                                              if isinstance(c, dict)]
         for text in texts:
-            out += _sources_in(text or "") + _chunk_lines(text or "")
+            out += _sources_in(text or "") + _chunk_lines(text or "") + _source_id_blocks(text or "")
     return out
 
 

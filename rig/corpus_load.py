@@ -91,7 +91,8 @@ def _send(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: Corp
         try:
             return adapter.upload(auth, project_id, path, paper_id=entry.paper_id, filename=name)
         except TargetHTTPError as exc:
-            if exc.status not in BUSY or wait is None:
+            paced = exc.status == 429 and adapter.pace is not None  # the adapter has waited out its 429s already
+            if exc.status not in BUSY or wait is None or paced:
                 raise
             sleep(min(exc.retry_after_s, RETRY_AFTER_CAP_S) if exc.retry_after_s is not None else wait)
     raise AssertionError("unreachable")

@@ -41,6 +41,7 @@ from rig.adapters.models import (
     Submitted,
     Uploaded,
 )
+from rig.adapters.pace import RatePace
 from rig.adapters.transport import HttpxTransport, Reply, Transport, TransportError
 from rig.clock import now_ns
 from rig.errors import (
@@ -116,6 +117,8 @@ class Adapter(ABC):
             if method is not None and not getattr(method, "stamped", False):
                 setattr(cls, name, _stamped(method))
 
+    pace: RatePace | None = None  # wait out the target's 429s (gates, quality, setups); None: a 429 stands at once
+
     def __init__(self, base_url: str = "", *, transport: Transport | None = None, timeout_s: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.uploads = UploadLedger()  # what the rig put on the target (result rules and cases look it up)
@@ -158,23 +161,40 @@ class Adapter(ABC):
             path = f"{path}?{query}" if query else path
         name = op or f"{method} {path}"
         account = auth.username if auth else None
-        sent = now_ns()
-        try:
-            reply = self.transport.send(method, path, op=name, headers=hdrs, body=body)
-        except TransportError as exc:
+        attempt, spent = 0, 0.0
+        while True:
+            sent = now_ns()
+            try:
+                reply = self.transport.send(method, path, op=name, headers=hdrs, body=body)
+            except TransportError as exc:
+                if events.exchange.has_listeners:
+                    self.record(Exchange(method, path, None, json if json is not None else record_body, None, sent,
+                                         now_ns(), account, error=str(exc)))
+                hung = "Timeout" in str(exc)  # it took the call and never answered: a hang, not a missing target
+                raise TargetUnreachable(self.base_url, f"{method} {path} ({name}) got no answer: {exc}",
+                                        fix="the target took the call and never answered: check its logs for a hang "
+                                            "(the adapter waits target.options.timeout_s)" if hung else None) from None
             if events.exchange.has_listeners:
-                self.record(Exchange(method, path, None, json if json is not None else record_body, None, sent,
-                                     now_ns(), account, error=str(exc)))
-            hung = "Timeout" in str(exc)  # it took the call and never answered: a hang, not a missing target
-            raise TargetUnreachable(self.base_url, f"{method} {path} ({name}) got no answer: {exc}",
-                                    fix="the target took the call and never answered: check its logs for a hang "
-                                        "(the adapter waits target.options.timeout_s)" if hung else None) from None
-        if events.exchange.has_listeners:
-            self.record(Exchange(method, path, reply.status_code, json if json is not None else record_body,
-                                 reply_body(reply), sent, now_ns(), account))
+                self.record(Exchange(method, path, reply.status_code, json if json is not None else record_body,
+                                     reply_body(reply), sent, now_ns(), account))
+            wait = self.paced(name, reply, attempt, spent)
+            if wait is None:
+                break
+            attempt, spent = attempt + 1, spent + wait
         if raise_for_status and reply.status_code >= 400:
             raise self.http_error(method, path, reply)
         return reply
+
+    def paced(self, op: str, reply: Reply, attempt: int, spent_s: float) -> float | None:
+        """After a 429 and with a pace set (`self.pace`): the seconds waited before sending again; None to go on
+        with this reply."""
+        if reply.status_code != 429 or self.pace is None:
+            return None
+        wait = self.pace.next_wait(attempt, retry_after(next(
+            (v for k, v in reply.headers.items() if k.lower() == "retry-after"), None)), spent_s)
+        if wait is not None:
+            self.pace.wait(op, wait)
+        return wait
 
     def json(self, auth: Auth | None, method: str, path: str, **kwargs: Any) -> Any:
         """`request()` and its JSON body; a body that is not JSON is a protocol error."""
@@ -226,7 +246,8 @@ class Adapter(ABC):
         raise CapabilityMissing("projects")
     def projects(self, auth: Auth) -> list[Project]:
         raise CapabilityMissing("projects")
-    def add_member(self, auth: Auth, project_id: str, username: str) -> None:
+    def add_member(self, auth: Auth, project_id: str, username: str, *, user_id: str | None = None) -> None:
+        """Let account `username` read the project (`user_id`: its id, where the rig knows it from its own login)."""
         raise CapabilityMissing("members")
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
                filename: str | None = None) -> Uploaded:

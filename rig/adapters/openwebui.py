@@ -132,7 +132,7 @@ class OpenWebUIAdapter(Adapter):
         return [Project(project_id=str(k["id"]), name=k.get("name", ""), owner=k.get("user_id") == auth.user_id)
                 for k in items]
 
-    def add_member(self, auth: Auth, project_id: str, username: str) -> None:
+    def add_member(self, auth: Auth, project_id: str, username: str, *, user_id: str | None = None) -> None:
         user_id = self._user_ids.get(username)
         if user_id is None:
             raise RigError(f"cannot share with {username!r}: its user id is unknown until it has logged in",

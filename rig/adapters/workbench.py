@@ -105,7 +105,7 @@ class WorkbenchAdapter(Adapter):
     def projects(self, auth: Auth) -> list[Project]:
         return [Project.model_validate(p) for p in self.json(auth, "GET", f"{API}/projects", op="projects")]
 
-    def add_member(self, auth: Auth, project_id: str, username: str) -> None:
+    def add_member(self, auth: Auth, project_id: str, username: str, *, user_id: str | None = None) -> None:
         self.request(auth, "POST", f"{API}/projects/{project_id}/members", op="add_member", json={"username": username})
 
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,

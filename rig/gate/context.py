@@ -10,7 +10,7 @@ from opentelemetry.trace import Span
 from rig.adapters.base import Adapter
 from rig.catalog.models import EvalSet, ReliabilityCase
 from rig.coverage.recorder import CoverageRecorder, CoveredAdapter
-from rig.errors import RigError
+from rig.errors import CapabilityMissing, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
 from rig.gate.registry import CaseSpec
@@ -67,6 +67,12 @@ class CaseContext(RecordingContext):
             raise self._unavailable(paper_id, "library")
         return doc_id
 
+    def _no_upload(self, key: str) -> CapabilityMissing | None:
+        if not self.caps.missing("upload"):
+            return None
+        return CapabilityMissing("upload", detail=f"the rig's own {key} is not on the target, which takes no uploads "
+                                 "(its library is its operators')")
+
     def paper_of(self, doc_id: str) -> str:
         """The paper or variant id a doc_id was uploaded as (the doc_id itself when it is none of the rig's)."""
         for key, value in (*self.target.setup.docs.items(), *self.target.setup.isolated.items()):
@@ -83,7 +89,11 @@ class CaseContext(RecordingContext):
 
     def _unavailable(self, key: str, role: str) -> RigError:
         """Why a paper the case needs has no document: the target refused its upload (that is its ingest outcome,
-        judged by cases 6 and 9; here the case cannot go on: U), or the case never declared it."""
+        judged by cases 6 and 9; here the case cannot go on: U), the target takes no uploads at all (BLOCKED), or the
+        case never declared it."""
+        blocked = self._no_upload(key)
+        if blocked is not None:
+            return blocked
         refused = next((e for e in self.target.setup.ingest if e.role == role and e.refused
                         and key in (e.paper_id if role == "library" else e.variant_id or "P32", e.variant_id)), None)
         if refused is not None:

@@ -161,7 +161,8 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
         if outcome.browser is not None:
             _browser_half(ctx, outcome.browser)
     except CapabilityMissing as exc:
-        ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}")
+        ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}"
+                 + (f" ({exc.detail})" if exc.detail else ""))
     except TargetUnreachable as exc:
         ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
         if not target.adapter.ready():

@@ -30,7 +30,7 @@ def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
     return list(by_case.values())
 
 
-def prepare_library(adapter: Adapter, owner: Auth, members: list[str], corpus_dir: Path,
+def prepare_library(adapter: Adapter, owner: Auth, members: list[Auth], corpus_dir: Path,
                     manifest: CorpusManifest) -> tuple[str, dict[str, str], set[str]]:
     """A project owned by the first account holding the 28 papers, shared with the others when the target can
     share projects — on a target without projects, its one shared namespace, which every account reaches (documents
@@ -40,9 +40,9 @@ def prepare_library(adapter: Adapter, owner: Auth, members: list[str], corpus_di
     loaded = load_corpus(adapter, owner, project, corpus_dir, manifest, known=None if caps.projects else {})
     reached = {owner.username}
     if not caps.projects:
-        reached |= set(members)
+        reached |= {m.username for m in members}
     elif not caps.missing("members"):
-        for name in members:
-            adapter.add_member(owner, project, name)
-            reached.add(name)
+        for member in members:
+            adapter.add_member(owner, project, member.username, user_id=member.user_id)
+            reached.add(member.username)
     return project, {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}, reached

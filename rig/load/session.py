@@ -174,7 +174,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
         owner = logins[keys[0]]
         if progress:
             progress("uploading the corpus", 0, options.duration_s)
-        members = [conn.usernames[k] for k in keys[1:]]
+        members = [logins[k] for k in keys[1:]]
         project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
         passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
         sets = paper_sets(docs)

@@ -15,13 +15,16 @@ from rig.measure.events import Citation
 MARKER = re.compile(r"\[(\d+)\]")
 
 
+def claim_before(content: str, offset: int) -> str:
+    """The claim a marker at `offset` supports: the text before it on its line, back to the previous marker."""
+    offset = max(0, min(offset, len(content)))
+    start = max(content.rfind("\n", 0, offset), content.rfind("]", 0, offset)) + 1
+    return content[start:offset].strip()
+
+
 def marker_quotes(content: str) -> list[tuple[int, str]]:
     """Each `[n]` in the answer with the text it follows (its line, back to the previous marker), in order."""
-    out = []
-    for match in MARKER.finditer(content):
-        start = max(content.rfind("\n", 0, match.start()), content.rfind("]", 0, match.start())) + 1
-        out.append((int(match.group(1)), content[start:match.start()].strip()))
-    return out
+    return [(int(match.group(1)), claim_before(content, match.start())) for match in MARKER.finditer(content)]
 
 
 def cite_sources(content: str, sources: Iterable[Citation], *, id_prefix: str = "") -> list[Citation]:

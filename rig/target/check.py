@@ -191,15 +191,16 @@ def _library(c: _Checker, say: Callable[[str], None]) -> None:
            lambda r: f"{sum(len(x.hits) for x in r.results)} hit(s)")
     b = c.auth.get("b")
     if b is not None and c.project:
-        c.step("add_member", "members", lambda: c.adapter.add_member(a, c.project, b.username),
+        c.step("add_member", "members", lambda: c.adapter.add_member(a, c.project, b.username, user_id=b.user_id),
                lambda _: f"{b.username} may read the project")
 
 
 def _read_all(c: _Checker, a: Auth, run_id: str) -> list[Event]:
+    """The run's stream to its end, as the gate reads it (past the terminal event, where the adapter reads on)."""
     began, out = time.monotonic(), []
     for event in c.adapter.events(a, run_id):
         out.append(event)
-        if isinstance(event, TerminalEvent) or time.monotonic() - began > STREAM_BUDGET_S:
+        if time.monotonic() - began > STREAM_BUDGET_S:
             break
     return out
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.adapters import Adapter, WorkbenchAdapter, load_adapter_class
+from rig.adapters.pace import RatePace
 from rig.adapters.transport import Transport
 from rig.config import RigConfig
 from rig.evidence import EvidenceStore
@@ -55,6 +56,7 @@ def connect_external(config: RigConfig, redactor: Redactor, *, transport: Transp
                                                                 transport=transport,
                                                                 options=config.target.adapter_options())
     adapter.max_event_bytes = config.target.max_event_bytes
+    adapter.pace = RatePace()  # a stock rate limit is waited out, said in the evidence (each 429 is an exchange)
     return adapter
 
 

@@ -122,6 +122,14 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
         plan.append(("project_b_shared", "rig gate B shared", b, [("b_shared", manifest.paper(B_PAPERS["shared"]))]))
         plan.append(("project_b_private", "rig gate B private", b,
                      [("b_private", manifest.paper(B_PAPERS["private"]))]))
+    if caps.missing("upload"):  # a library its operators manage: the rig's papers are not there, items say so
+        if plan:
+            store.add_evidence(None, None, "setup", "the target takes no uploads: the rig's papers are not on it", {
+                "wanted": [key for *_, files in plan for key, _ in files],
+                "why": "target.http configures no upload operation (capability upload)"})
+        for field, name, owner, _ in plan:  # the projects still exist (what the cases list and open sessions in)
+            project(field, owner, name)
+        plan = []
     total, done = sum(len(files) for *_, files in plan), 0
     for field, name, owner, files in plan:
         project_id = project(field, owner, name)
@@ -147,8 +155,8 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
         for key, loaded in uploaded:
             final = pending.get(loaded.doc_id, loaded)  # a reused document shares its first upload's status
             _record(setup, field, key, project_id, owner is b, loaded, final)
-    if share:  # without sharing, B's "shared" paper stays B's own
-        adapter.add_member(b, setup.project_b_shared, a.username)
+    if share and setup.project_b_shared:  # without sharing, B's "shared" paper stays B's own
+        adapter.add_member(b, setup.project_b_shared, a.username, user_id=a.user_id)
     store.set_meta("setup", setup)
     return setup
 

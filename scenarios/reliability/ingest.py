@@ -36,7 +36,7 @@ def _entry(ctx: CaseContext, *, paper: str | None = None, variant: str | None = 
     raise KeyError(paper or variant)
 
 
-@case(6, "可靠性-06-1", codes=("T1",), papers=("*",))
+@case(6, "可靠性-06-1", codes=("T1",), papers=("*",), needs=("upload",))
 def inventory_of_28(ctx: CaseContext) -> None:
     """Import the 28 papers into a project of their own, record each file id and status, open each original.
 
@@ -172,7 +172,7 @@ def scans_and_cover_only(ctx: CaseContext) -> None:
     ctx.item("others_usable", bool(on_p32), "P32 is still searchable", e, seen={"control_hits": len(on_p32)})
 
 
-@case(9, "可靠性-09-1", codes=("T1", "T8"), papers=("X-CORRUPT", "P44-BROKEN", "isolated:P32"))
+@case(9, "可靠性-09-1", codes=("T1", "T8"), papers=("X-CORRUPT", "P44-BROKEN", "isolated:P32"), needs=("upload",))
 def parse_errors_and_partial(ctx: CaseContext) -> None:
     """In an isolated project: the P44 copy with a broken page, a corrupt PDF, and a normal P32 copy.
 

@@ -108,6 +108,11 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
              needs=("search_calls", "scope"),
              seen={"calls": result.tool_call_ids, "result_calls": [r.tool_call_id for r in result.results],
                    "hits_outside_scope": sum(h.doc_id not in scope for r in result.results for h in r.hits)})
+    # "no wrong source" holds apart from call ids: a target whose direct call names none is still held to its scope
+    outside = [(r.query[:40], ctx.paper_of(h.doc_id)) for r in result.results for h in r.hits if h.doc_id not in scope]
+    hits = sum(len(r.hits) for r in result.results)
+    ctx.item("direct_results_in_scope", (not outside) if hits else None, "every hit of the direct call comes from "
+             "the papers it was scoped to", e, needs=("scope",), seen={"hits": hits, "outside_scope": outside[:4]})
     if ctx.lacks("chat_results_mapped", "run_tool_calls"):  # the chat half reads each run's record of its calls
         return
     user = ctx.eval_set.quality_case("用户", 4)

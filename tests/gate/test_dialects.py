@@ -89,6 +89,17 @@ def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), c
         target.stop()
 
 
+def _no_uploads(tmp: Path, url: str) -> Path:
+    """The workbench described without its upload operation: a library its operators manage."""
+    body = {"extends": str(DIALECT_DIR.parent.parent / "http-target.rig.yaml"),
+            "target": {"url": url, "http": {"upload": None}},
+            "accounts": {"a": {"username": "dia-a", "password_env": "RIG_DIALECT_PW_A"},
+                         "b": {"username": "dia-b", "password_env": "RIG_DIALECT_PW_B"}}}
+    path = tmp / "no-upload.rig.yaml"
+    path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+    return path
+
+
 def _fails(result: GateResult) -> list[str]:
     return [f"{c.case_id}/{i.name}: {i.reason}" for c in result.data.cases for i in c.items
             if i.verdict == Verdict.FAIL]
@@ -114,3 +125,20 @@ def test_a_defect_the_dialect_leaves_decidable_is_caught(dialects: tuple[str, ..
     result = _gate(tmp_path, dialects, (defect,), [case_id])
     verdicts = {c.case_id: c.verdict for c in result.data.cases}
     assert verdicts[case_id] == Verdict.FAIL, _fails(result) or verdicts
+
+
+@pytest.mark.slow
+def test_a_target_without_uploads_is_gated_on_what_it_holds(tmp_path: Path, secrets: None) -> None:
+    target = EmbeddedWorkbench(tmp_path / "wb")
+    target.start()
+    try:
+        target.add_account("dia-a", PASSWORDS["RIG_DIALECT_PW_A"])
+        target.add_account("dia-b", PASSWORDS["RIG_DIALECT_PW_B"])
+        result = run_gate(GateOptions(target=target.url, config=_no_uploads(tmp_path, target.url), out=tmp_path / "g"))
+    finally:
+        target.stop()
+    assert _fails(result) == []
+    items = [(c.case_id, i) for c in result.data.cases for i in c.items]
+    papers = [i for _, i in items if i.verdict == Verdict.BLOCKED and "takes no uploads" in i.reason]
+    assert len(papers) >= 30 and all(i.reason.startswith("missing capability: upload") for i in papers)
+    assert any(i.verdict == Verdict.PASS for _, i in items)  # what needs none of the rig's papers is still decided

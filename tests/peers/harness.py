@@ -124,14 +124,14 @@ def main(argv: list[str], *, name: str, install: Callable[[], str], restart: Cal
     if argv[:1] == ["serve"] and len(argv) == 2:
         root = Path(argv[1])
         peer = start(root)
-        (root / "rig.yaml").write_text(peer.rig_yaml(), encoding="utf-8")
-        env = root / "env"
-        env.write_text("".join(f"export {k}={v}\n" for k, v in peer.secrets_env().items()), encoding="utf-8")
-        env.chmod(0o600)
-        print(f"{name} at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C or SIGTERM stops it", flush=True)
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
+            (root / "rig.yaml").write_text(peer.rig_yaml(), encoding="utf-8")
+            env = root / "env"
+            env.write_text("".join(f"export {k}={v}\n" for k, v in peer.secrets_env().items()), encoding="utf-8")
+            env.chmod(0o600)
+            print(f"{name} at {peer.url}; rig.yaml and env (0600) in {root}; Ctrl-C or SIGTERM stops it", flush=True)
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
             signal.pause()
         except KeyboardInterrupt:
             pass

@@ -14,15 +14,12 @@ to the rig through environment variables only. The rig.yaml is docs/targets/ligh
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
 import signal
 import subprocess
 import sys
-import tarfile
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,48 +31,19 @@ if __package__ in (None, ""):  # run as a script (make peers, the restart comman
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.peers.harness import main as harness_main
 from tests.peers.harness import spawn, stop_process, stop_recorded, wait_ready
+from tests.peers.tiktoken_ranks import ensure_ranks, ranks_file
 
 VERSION = "1.5.7"
 CACHE = Path(os.environ.get("RIG_PEERS_CACHE", Path.home() / ".cache" / "rig" / "peers"))
 VENV = CACHE / f"lightrag-{VERSION}"
 EXECUTABLE = VENV / "bin" / "lightrag-server"
 TIKTOKEN = CACHE / "tiktoken"
-# tiktoken caches a download under the sha1 of its URL; the file's own sha256 is what tiktoken checks
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-JS_TIKTOKEN = "js-tiktoken@1.0.21"
 RIG_YAML = Path(__file__).resolve().parents[2] / "docs" / "targets" / "lightrag.rig.yaml"
 READY_TIMEOUT_S = 120.0
 
 
-def ranks_file() -> Path:
-    return TIKTOKEN / hashlib.sha1(O200K_URL.encode()).hexdigest()
-
-
 def installed() -> bool:
-    return EXECUTABLE.exists() and ranks_file().exists()
-
-
-def _ranks_from_npm() -> bytes:
-    """o200k_base's ranks from js-tiktoken's `dist/ranks/o200k_base.js`, in tiktoken's own file format."""
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["npm", "pack", JS_TIKTOKEN, "--silent"], cwd=tmp, check=True, capture_output=True)
-        tarball = next(Path(tmp).glob("js-tiktoken-*.tgz"))
-        with tarfile.open(tarball) as tar:
-            member = tar.extractfile("package/dist/ranks/o200k_base.js")
-            assert member is not None
-            text = member.read().decode()
-    data = json.loads(text.removeprefix("export default ").rstrip().rstrip(";"))
-    ranks: dict[str, int] = {}
-    for line in data["bpe_ranks"].split("\n"):  # "<name> <offset> token token …": ranks offset, offset+1, …
-        if line:
-            _, offset, *tokens = line.split(" ")
-            for i, token in enumerate(tokens):
-                ranks[token] = int(offset) + i
-    out = "".join(f"{token} {rank}\n" for token, rank in sorted(ranks.items(), key=lambda kv: kv[1])).encode()
-    if hashlib.sha256(out).hexdigest() != O200K_SHA256:
-        raise RuntimeError(f"o200k_base ranks rebuilt from {JS_TIKTOKEN} do not match tiktoken's sha256")
-    return out
+    return EXECUTABLE.exists() and ranks_file(TIKTOKEN, "o200k_base").exists()
 
 
 def install() -> None:
@@ -84,11 +52,7 @@ def install() -> None:
         VENV.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", f"lightrag-hku[api]=={VERSION}"], check=True)
-    if not ranks_file().exists():
-        TIKTOKEN.mkdir(parents=True, exist_ok=True)
-        tmp = ranks_file().with_suffix(".tmp")
-        tmp.write_bytes(_ranks_from_npm())
-        tmp.replace(ranks_file())
+    ensure_ranks(TIKTOKEN, "o200k_base")
 
 
 @dataclass

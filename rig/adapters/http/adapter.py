@@ -298,8 +298,8 @@ class HttpAdapter(Adapter):
     def projects(self, auth: Auth) -> list[Project]:
         return self.read_all("projects", auth, Project)
 
-    def add_member(self, auth: Auth, project_id: str, username: str) -> None:
-        self.call("add_member", auth, project_id=project_id, member=username)
+    def add_member(self, auth: Auth, project_id: str, username: str, *, user_id: str | None = None) -> None:
+        self.call("add_member", auth, project_id=project_id, member=username, member_id=user_id)
 
     def upload(self, auth: Auth, project_id: str, path: Path, *, paper_id: str | None = None,
                filename: str | None = None) -> Uploaded:
@@ -391,21 +391,27 @@ class HttpAdapter(Adapter):
         headers = {**self.auth_headers(auth), **rendered.headers}
         if rendered.content_type:
             headers["content-type"] = rendered.content_type
-        submit = now_ns()
-        cm = self.transport.stream(rendered.method, rendered.path, op="ask", headers=headers, body=rendered.body,
-                                   timeout_s=self.stream_timeout_s, delimiter=DELIMITER[self._stream.format])
-        try:
-            reply = cm.__enter__()
-        except TransportError as exc:
-            raise TargetUnreachable(self.base_url, str(exc)) from None
         account = auth.username if auth else None
-        if reply.status_code >= 400:
+        attempt, spent = 0, 0.0
+        while True:  # a question the target refuses for its rate limit is asked again once it allows (self.pace)
+            submit = now_ns()  # the run starts with the attempt the target took
+            cm = self.transport.stream(rendered.method, rendered.path, op="ask", headers=headers, body=rendered.body,
+                                       timeout_s=self.stream_timeout_s, delimiter=DELIMITER[self._stream.format])
+            try:
+                reply = cm.__enter__()
+            except TransportError as exc:
+                raise TargetUnreachable(self.base_url, str(exc)) from None
+            if reply.status_code < 400:
+                break
             body = reply.read()
             cm.__exit__(None, None, None)
             answer = Reply(reply.status_code, reply.headers, body, reply.reason)
             self.record(Exchange(rendered.method, rendered.path, reply.status_code, rendered.record_body,
                                  reply_body(answer), submit, now_ns(), account))
-            raise self.http_error(rendered.method, rendered.path, answer)
+            wait = self.paced("ask", answer, attempt, spent)
+            if wait is None:
+                raise self.http_error(rendered.method, rendered.path, answer)
+            attempt, spent = attempt + 1, spent + wait
         data = self._readers["ask"].read({"headers": reply.headers}, self._options(variables)) or {}
         run_id = str(data.get("run_id") or f"rig-{uuid.uuid4().hex}")
         self.record(Exchange(rendered.method, rendered.path, reply.status_code, rendered.record_body,

@@ -3,7 +3,9 @@
 Text: `basename(path)`, `lower(s)`, `upper(s)`, `trim(s)`, `split(s, sep)`, `replace(s, old, new)`.
 Context: `var(name)` — a variable of the request the answer belongs to (`doc_id`, `content`, `session_id` …);
 `doc_of(name)` — the rig's id of a document it uploaded, found by its file name (or path) in the rig's upload
-ledger, null when the rig uploaded no such file. `to_number`, `join`, `contains` … are JMESPath's own.
+ledger, null when the rig uploaded no such file. Citations: `span_citations(text, items)` — citations that name
+where their marker stands (`span.start`) and their source once per id (`payload`): each with `quote`, the claim
+before its marker, and its id's payload. `to_number`, `join`, `contains` … are JMESPath's own.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 import jmespath
 from jmespath import functions
+
+from rig.measure.citations import claim_before
 
 DocOf = Callable[[str], str | None]
 
@@ -54,6 +58,23 @@ class RuleFunctions(functions.Functions):
     def _func_var(self, name: str) -> Any:
         return self._variables.get(name)
 
+    @functions.signature({"types": ["string", "null"]}, {"types": ["array", "null"]})
+    def _func_span_citations(self, text: str | None, items: list[Any] | None) -> list[dict[str, Any]]:
+        """Citations that say where their marker stands in `text` (`span.start`) and carry their source once per id
+        (`payload`, null when the id repeats): each with the claim before its marker as `quote`, and its id's
+        first payload."""
+        content, out, first = text or "", [], {}
+        for item in items or []:
+            if not isinstance(item, dict):
+                continue
+            key = str(item.get("id"))
+            payload = item.get("payload") or first.get(key)
+            first.setdefault(key, payload)
+            start = (item.get("span") or {}).get("start")
+            quote = claim_before(content, start) if isinstance(start, int) else ""
+            out.append({**item, "payload": payload, "quote": quote})
+        return out
+
     @functions.signature({"types": ["string", "null"]})
     def _func_doc_of(self, name: str | None) -> str | None:
         if not name or self._doc_of is None:
@@ -61,7 +82,7 @@ class RuleFunctions(functions.Functions):
         return self._doc_of(name) or self._doc_of(posixpath.basename(name.replace("\\", "/")))
 
 
-NAMES = ("basename", "lower", "upper", "trim", "split", "replace", "var", "doc_of")
+NAMES = ("basename", "lower", "upper", "trim", "split", "replace", "var", "doc_of", "span_citations")
 _PLAIN = jmespath.Options(custom_functions=RuleFunctions())
 
 

@@ -34,7 +34,7 @@ ACTOR = {"user_id", "username"}  # every request may name the acting account
 VARIABLES: dict[str, set[str]] = {
     "login": {"username", "password"},
     "logout": set(), "me": set(),
-    "create_project": {"name"}, "projects": set(), "add_member": {"project_id", "member"},
+    "create_project": {"name"}, "projects": set(), "add_member": {"project_id", "member", "member_id"},
     "upload": {"project_id", "file", "filename", "paper_id", "sha256"},
     "documents": {"project_id"}, "document": {"doc_id", "track_id", "filename", "sha256"},
     "download": {"doc_id", "track_id", "filename"}, "page_text": {"doc_id", "page", "track_id", "filename"},
