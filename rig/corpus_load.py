@@ -117,7 +117,7 @@ def _refused(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: C
             return loaded
     record = _existing(adapter, auth, project_id, name, entry.sha256)  # a failed record the target kept
     return LoadedFile(entry, record.doc_id if record else "", now_ns(), document=record, upload_name=name,
-                      refused=f"the upload was refused ({said})" + ("" if record else "; the target kept no record"))
+                      refused=f"the upload was refused ({said})" + ("" if record else "; the project lists no record of it"))
 
 
 def _own_name(name: str, project_id: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,9 +13,14 @@ logging.getLogger("pypdf").setLevel(logging.CRITICAL)
 _WS = re.compile(r"\s+")
 
 
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "「": '"', "」": '"', "『": '"', "』": '"', "‘": "'",
+                         "’": "'", "‚": "'"})
+
+
 def squash(text: str) -> str:
-    """Text with all whitespace removed, for layout-independent comparison."""
-    return _WS.sub("", text)
+    """Text with all whitespace removed, NFKC-folded (full-width forms) and quotation marks made plain, for a
+    comparison independent of layout and of how a target normalises punctuation."""
+    return _WS.sub("", unicodedata.normalize("NFKC", text).translate(_QUOTES))
 
 
 @lru_cache(maxsize=64)

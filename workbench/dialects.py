@@ -7,6 +7,8 @@ can on a target that speaks it, and turn what it cannot observe into U or BLOCKE
 
 from __future__ import annotations
 
+import unicodedata
+
 DIALECTS: dict[str, str] = {
     "no_run_ids": "saved messages carry no run id (the rig links its answers by session, order and text)",
     "no_run_records": "no run records: the answer's stream is all there is (GET /runs/{id} is not served)",
@@ -15,7 +17,37 @@ DIALECTS: dict[str, str] = {
     "duplicate_names": "a file name an account already uploaded is refused (409) in any of its projects",
     "no_status": "no status events: the stream starts with the first answer piece",
     "stop_disconnect": "no stop request: closing the stream is the stop, and it cancels the run",
+    "saved_after_end": "the answer is saved only after the terminal event was sent: a reader that leaves at the "
+                       "end loses it (it reads on until the server closes the stream)",
+    "quotes_normalised": "saved citations keep their quotes with punctuation normalised (full-width forms folded, "
+                         "curly quotation marks made straight)",
 }
+
+_STRAIGHT = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+def normalised_quote(quote: str) -> str:
+    """A quote as a target that normalises punctuation keeps it."""
+    return unicodedata.normalize("NFKC", quote).translate(_STRAIGHT)
+
+
+class DialectState:
+    """What a dialect remembers while the server runs: answers lost to a reader that left at their end."""
+
+    def __init__(self) -> None:
+        self._lost: set[str] = set()
+        self._saved: set[str] = set()
+
+    def saved(self, run_id: str) -> None:
+        self._saved.add(run_id)
+        self._lost.discard(run_id)
+
+    def lost(self, run_id: str) -> None:
+        if run_id not in self._saved:
+            self._lost.add(run_id)
+
+    def is_lost(self, run_id: str | None) -> bool:
+        return run_id in self._lost
 
 
 class Dialects:

@@ -11,7 +11,7 @@ from workbench.chaos import FaultRegistry
 from workbench.config import RuntimeSettings, ServerConfig
 from workbench.db import Database
 from workbench.defects import Defects
-from workbench.dialects import Dialects
+from workbench.dialects import Dialects, DialectState
 from workbench.index import Bm25Index
 from workbench.metrics import Metrics
 from workbench.security import KeyVault
@@ -35,6 +35,7 @@ class Services:
     dialects: Dialects
     vault: KeyVault
     settings: RuntimeSettings
+    dialect_state: DialectState = field(default_factory=DialectState)
     ingest: IngestWorker = field(init=False)
     runs: RunManager = field(init=False)
     tracing: Tracing = field(init=False)

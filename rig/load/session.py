@@ -177,6 +177,15 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
         members = [logins[k] for k in keys[1:]]
         project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
         passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
+        left_out = [conn.usernames[k] for k in keys if conn.usernames[k] not in reached]
+        if left_out:  # said, never silent: every user then runs as the accounts that reach the library
+            said = (f"only {', '.join(sorted(reached))} of the accounts can reach the load's library: the target "
+                    f"offers no way to give {', '.join(left_out)} the project (members); every user runs as "
+                    f"{', '.join(sorted(reached))}")
+            store.add_evidence(None, None, "setup", "accounts the load uses", {"used": sorted(reached),
+                                                                               "left_out": left_out, "why": said})
+            if progress:
+                progress(said, 0, options.duration_s)
         sets = paper_sets(docs)
         replay = None
         if source is not None:

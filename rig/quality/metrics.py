@@ -60,10 +60,12 @@ def ndcg_at_k(hits: list[RankedHit], targets: list[str], k: int = K) -> Metric:
 
 
 def trace(citation: Citation, run_hits: list[RankedHit], allowed_docs: set[str]) -> CitedSource:
-    """Check one citation against the hits of this run and the allowed documents."""
+    """Check one citation against the hits of this run and the allowed documents (a hit that names no page cannot
+    contradict the citation's page, which may be the rig's own placement of the quote)."""
     doc, page, chunk = citation.doc_id, citation.page, citation.chunk_id
     if chunk:
-        match = next((h for h in run_hits if h.chunk_id == chunk and h.doc_id == doc and h.page == page), None)
+        match = next((h for h in run_hits if h.chunk_id == chunk and h.doc_id == doc and h.page in (page, None)),
+                     None)
         text_of = match or next((h for h in run_hits if h.chunk_id == chunk), None)  # the text it quotes
     else:  # a whole-file citation: any hit of that document
         match = text_of = next((h for h in run_hits if h.doc_id == doc), None)

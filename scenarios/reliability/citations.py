@@ -10,7 +10,7 @@ from rig.adapters.models import Citation, Located
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.gate.saved import kept, snapshot
-from rig.pdftext import occurrences_on_page, pages_containing
+from rig.pdftext import occurrences_on_page, pages_containing, squash
 from rig.verdict import Verdict
 from scenarios.reliability.steps import (
     answer_cited,
@@ -43,7 +43,8 @@ def _highlight_matches(ctx: CaseContext, citation: Citation, located: Located) -
     if citation.page is None:
         return False
     text = ctx.adapter.page_text(ctx.a, citation.doc_id, citation.page).text
-    return all(h.page == citation.page and text[h.start:h.end] == citation.quote for h in located.highlights)
+    return all(h.page == citation.page and squash(text[h.start:h.end]) == squash(citation.quote)
+               for h in located.highlights)
 
 
 def _original_and_page(ctx: CaseContext, c: Citation, paper_id: str, page: int) -> None:

@@ -9,6 +9,7 @@ write, the scope as A set it, A's project holding the documents it held.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -80,8 +81,11 @@ def foreign_actions(ctx: CaseContext, actor: Auth | None, prefix: str) -> None:
     must_refuse(ctx, f"{prefix}_post_message", who, lambda: ctx.adapter.ask(as_actor, sid, FOREIGN_QUESTION), "sessions")
     must_refuse(ctx, f"{prefix}_set_scope", who, lambda: ctx.adapter.set_scope(as_actor, sid, [ctx.doc("P32")]),
          "sessions", "scope_change")
+    # a name no account has used: a refusal as a duplicate (409) would say nothing about who may upload here
+    foreign_name = f"foreign-{uuid.uuid4().hex[:10]}.pdf"
     must_refuse(ctx, f"{prefix}_upload", who, lambda: ctx.adapter.upload(
-        as_actor, ctx.target.setup.project_a, ctx.fixture_path(paper_id="P32"), paper_id="P32"), "upload", "projects")
+        as_actor, ctx.target.setup.project_a, ctx.fixture_path(paper_id="P32"), paper_id="P32",
+        filename=foreign_name), "upload", "projects")
 
     # A's re-read: nothing of A's changed, nothing was added that A did not make
     kept(ctx, before, f"{prefix} attempts", name=f"{prefix}_owner_objects_unchanged")

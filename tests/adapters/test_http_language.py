@@ -299,3 +299,15 @@ def test_after_the_end_the_rig_reads_on_until_the_target_closes_when_told(store:
     time.sleep(0.5)
     assert _Store.saved == (["Saved text."] if after_end == "drain" else [])
     adapter.close()
+
+
+def test_span_citations_quote_the_claim_before_each_marker_and_share_a_repeated_ids_source() -> None:
+    text = "Badges kept value[ab12cd3]\nWelfare rose 2.9%[ab12cd3] and sellers left[ef45]"
+    items = [{"id": "ab12cd3", "span": {"start": 17}, "payload": {"document_id": "d1", "id": "c1"}},
+             {"id": "ab12cd3", "span": {"start": 44}, "payload": None},
+             {"id": "ef45", "span": {"start": 70}, "payload": None}]
+    rule = Reader("span_citations(content, cites)[?payload].{citation_id: id, doc_id: payload.document_id, "
+                  "chunk_id: payload.id, quote: quote}")
+    read = rule.read({"content": text, "cites": items}, options())
+    assert read == [{"citation_id": "ab12cd3", "doc_id": "d1", "chunk_id": "c1", "quote": "Badges kept value"},
+                    {"citation_id": "ab12cd3", "doc_id": "d1", "chunk_id": "c1", "quote": "Welfare rose 2.9%"}]

@@ -16,6 +16,7 @@ import pytest
 
 from rig.adapters.http import HttpAdapter
 from rig.adapters.models import Auth
+from rig.adapters.pace import RatePace
 from rig.corpus_load import BACKOFF_S, upload_one
 from rig.fixtures import ensure_corpus
 
@@ -30,8 +31,8 @@ SPEC: dict[str, Any] = {
 
 class Store(ThreadingHTTPServer):
     """A document store keyed by (account, file name) — `shared-*` names by file name alone: `busy-*` names answer
-    429 twice, `bad-*` names are refused with a 500 that keeps a failed record, and `gone-*` with a 422 that keeps
-    none."""
+    429 twice (Retry-After: 0), `swamped-*` names always (naming no wait), `bad-*` names are refused with a 500
+    that keeps a failed record, and `gone-*` with a 422 that keeps none."""
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -73,6 +74,8 @@ class _Handler(BaseHTTPRequestHandler):
         tries = self.server.tries[name] = self.server.tries.get(name, 0) + 1
         if name.startswith("busy-") and tries <= 2:
             return self._send(429, {"message": "slow down"}, {"Retry-After": "0"})
+        if name.startswith("swamped-"):
+            return self._send(429, {"message": "slow down"})
         if any(r["name"] == name and (r["owner"] == owner or name.startswith("shared-")) for r in self.server.records):
             return self._send(409, {"message": f"{name} exists"})
         if name.startswith("gone-"):
@@ -116,7 +119,7 @@ def test_a_refusal_is_the_documents_outcome_with_the_record_it_kept(store: Store
     assert loaded.refused and "500" in loaded.refused and "not a readable PDF" in loaded.refused
     assert loaded.document is not None and loaded.document.status == "failed" and loaded.doc_id
     gone, _ = _upload(store, "gone-P32.pdf")
-    assert gone.refused and "422" in gone.refused and "kept no record" in gone.refused and gone.doc_id == ""
+    assert gone.refused and "422" in gone.refused and "lists no record" in gone.refused and gone.doc_id == ""
 
 
 def test_a_busy_target_is_waited_for_as_it_asks(store: Store) -> None:
@@ -133,3 +136,28 @@ def test_a_duplicate_per_account_gets_a_name_of_its_own_and_never_another_accoun
     assert reused.reused and reused.doc_id == first.doc_id
     mine, _ = _upload(store, "shared-P32.pdf", "p1")  # refused as mallory's name: never taken as the rig's
     assert mine.reused is None and mine.renamed and mine.doc_id not in ("", "theirs")
+
+
+def test_a_paced_adapter_waits_out_429s_and_then_lets_the_429_stand(store: Store) -> None:
+    corpus, manifest = ensure_corpus()
+    entry = manifest.paper("P32")
+    waits: list[float] = []
+    adapter = HttpAdapter(store.url, http=SPEC)
+    adapter.pace = RatePace(sleep=waits.append)
+    try:
+        loaded = upload_one(adapter, Auth(token="alice", user_id="alice", username="alice"), "p1",
+                            corpus / entry.file, entry, "busy-paced.pdf")
+        assert loaded.doc_id and waits == [0.0, 0.0] and adapter.pace.by_op == {"upload": 2}
+        adapter.pace = RatePace(budget_s=0, sleep=waits.append)  # nothing left to wait: the 429 stands
+        refused = upload_one(adapter, Auth(token="alice", user_id="alice", username="alice"), "p1",
+                             corpus / entry.file, entry, "swamped-P32.pdf")
+        assert refused.refused and "429" in refused.refused and len(waits) == 2
+    finally:
+        adapter.close()
+
+
+def test_the_pace_follows_retry_after_else_a_bounded_back_off() -> None:
+    pace = RatePace()
+    assert pace.next_wait(0, 5.0, 0.0) == 5.0 and pace.next_wait(0, 600.0, 0.0) == 60.0  # capped
+    assert [pace.next_wait(i, None, 0.0) for i in range(6)] == [2.0, 4.0, 8.0, 16.0, 32.0, None]
+    assert pace.next_wait(4, None, 40.0) is None  # past the budget

@@ -40,6 +40,7 @@ STILL_CAUGHT: list[tuple[tuple[str, ...], str, int]] = [
     (("no_status",), "unauth_run_events", 2),  # the stream, served to a caller without credentials
     (("no_run_records",), "relogin_drops_citations", 17),  # judged from the saved session alone
     (("stop_disconnect",), "cross_user_export", 4),
+    (("quotes_normalised",), "citation_page_shift", 27),  # quotes compared however their punctuation is written
 ]
 # Not decidable in a dialect (and so not asked of it): without run records, the defects that only a run record
 # shows (run_record_null_state, tool_count_inflated, trace_id_unlinked); with stop only by disconnect, those of the
@@ -142,3 +143,23 @@ def test_a_target_without_uploads_is_gated_on_what_it_holds(tmp_path: Path, secr
     papers = [i for _, i in items if i.verdict == Verdict.BLOCKED and "takes no uploads" in i.reason]
     assert len(papers) >= 30 and all(i.reason.startswith("missing capability: upload") for i in papers)
     assert any(i.verdict == Verdict.PASS for _, i in items)  # what needs none of the rig's papers is still decided
+
+
+@pytest.mark.slow
+def test_answers_lost_to_a_reader_that_closed_at_the_end_are_undecided_not_failed(tmp_path: Path, secrets: None
+                                                                                  ) -> None:
+    """`saved_after_end` read with the base description (closing the stream at its terminal event): the answers are
+    never saved, and every item that needs one is U, saying it could not find it — the rig's way of reading is not
+    the target's failure."""
+    target = EmbeddedWorkbench(tmp_path / "wb", extra_args=["--dialect", "saved_after_end"])
+    target.start()
+    try:
+        target.add_account("dia-a", PASSWORDS["RIG_DIALECT_PW_A"])
+        target.add_account("dia-b", PASSWORDS["RIG_DIALECT_PW_B"])
+        result = run_gate(GateOptions(target=target.url, config=_config(tmp_path, ("no_status",), target.url),
+                                      out=tmp_path / "g", cases=[1, 17, 27, 33]))
+    finally:
+        target.stop()
+    assert _fails(result) == []
+    lost = [i for c in result.data.cases for i in c.items if i.verdict == Verdict.U]
+    assert len(lost) >= 4 and all("could not find the saved answer" in i.reason for i in lost), lost

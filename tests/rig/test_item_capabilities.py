@@ -42,14 +42,16 @@ def test_a_missing_operation_blocks_its_part_and_the_case_goes_on(tmp_path: Path
 def test_a_failure_elsewhere_still_fails_the_case(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, Capabilities(trace_ids=False))
     ctx.declared("trace_linked", "trace_ids", False, "no trace id")
-    ctx.item("revoked", False, "the old token still works")
+    seen = ctx.observe("the old token after logout", {"status": 200})
+    ctx.item("revoked", False, "the old token still works", seen)
     assert aggregate(ctx.items)[0] == Verdict.FAIL
     assert ctx.items[0].verdict == Verdict.BLOCKED and ctx.items[0].reason == "missing capability: trace_ids"
 
 
 def test_a_field_declared_present_but_absent_is_the_targets_failure(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, Capabilities())
-    assert ctx.declared("trace_linked", "trace_ids", False, "run carries no trace id").verdict == Verdict.FAIL
+    record = ctx.observe("the run record", {"trace_id": None})
+    assert ctx.declared("trace_linked", "trace_ids", False, "run carries no trace id", record).verdict == Verdict.FAIL
     assert ctx.item("reason", True, "ok", needs=("end_reasons",)).verdict == Verdict.PASS
     assert _ctx(tmp_path, Capabilities(end_reasons=False)).item("reason", True, "ok", needs=("end_reasons",)).verdict \
         == Verdict.BLOCKED
@@ -60,3 +62,18 @@ def test_lacks_records_the_block_and_tells_the_caller_to_skip(tmp_path: Path) ->
     assert ctx.lacks("checkpoint_resume", "checkpoints", "resume") is True
     assert ctx.items[-1].reason == "missing capability: resume"
     assert ctx.lacks("other", "checkpoints") is False and len(ctx.items) == 1
+
+
+def test_no_fail_without_named_evidence(tmp_path: Path) -> None:
+    """A FAIL must name what the target showed; one that names nothing is U, saying so — and what the rig could not
+    find or link is U too, saying what it tried."""
+    ctx = _ctx(tmp_path, Capabilities())
+    unnamed = ctx.item("cited", False, "the answer cites 0 documents")
+    assert unnamed.verdict == Verdict.U and unnamed.reason.startswith("undecided, not failed")
+    assert "cites 0 documents" in unnamed.reason
+    shown = ctx.observe("the saved answer", {"citations": []})
+    assert ctx.item("cited", False, "the answer cites 0 documents", shown).verdict == Verdict.FAIL
+    lost = ctx.could_not("answer_linked", "find the saved answer of run r1", "run ids, then the answer text")
+    assert lost.verdict == Verdict.U and lost.reason == "could not find the saved answer of run r1 (tried: run ids, " \
+        "then the answer text)"
+    assert ctx.item("fine", True, "no evidence needed to say nothing failed").verdict == Verdict.PASS

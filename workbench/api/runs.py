@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterator
@@ -24,6 +25,9 @@ router = APIRouter(prefix="/api/v1")
 RESUMABLE = {"stopped", "interrupted", "failed"}
 
 
+SAVE_AFTER_END_S = 0.3  # saved_after_end: how long after the terminal event the answer is written
+
+
 def _sse(event_id: int, event: str, data: dict[str, Any]) -> bytes:
     return f"id: {event_id}\nevent: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
@@ -44,7 +48,7 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
         after -= 1
 
     async def stream() -> AsyncIterator[bytes]:
-        ended = False
+        ended = saved = False
         try:
             yield b"retry: 1000\n\n"
             async for item in svc.runs.events(run_id, after):
@@ -57,7 +61,14 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
                 yield _sse(event_id, event, data)
                 ended = event in ("done", "error")
             ended = True
+            if "saved_after_end" in svc.dialects:  # the dialect: the answer is saved after its end was sent
+                await asyncio.sleep(SAVE_AFTER_END_S)
+                yield b": saved\n\n"
+                svc.dialect_state.saved(run_id)
+            saved = True
         finally:
+            if "saved_after_end" in svc.dialects and ended and not saved:
+                svc.dialect_state.lost(run_id)  # the reader left at the end: the answer was never saved
             live = svc.runs.live.get(run_id)
             if not ended and live is not None and ("disconnect_cancels" in svc.defects
                                                    or "stop_disconnect" in svc.dialects):

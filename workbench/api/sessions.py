@@ -12,6 +12,7 @@ from workbench.auth import User, current_user, services
 from workbench.clock import iso, stamp
 from workbench.conversation import branch_path
 from workbench.db import dumps, loads
+from workbench.dialects import normalised_quote
 from workbench.errors import ApiError, not_found
 from workbench.exporting import export_json, export_markdown
 from workbench.ids import new_id
@@ -77,13 +78,17 @@ async def get_session(session_id: str, request: Request, user: User = Depends(cu
     s = require_session(svc.db, user.user_id, session_id)
     messages = svc.db.all("SELECT * FROM messages WHERE session_id=? ORDER BY seq", session_id)
     summaries = svc.db.all("SELECT * FROM summaries WHERE session_id=? ORDER BY seq", session_id)
-    views = [message_view(svc.db, m) for m in messages]
+    views = [message_view(svc.db, m) for m in messages
+             if not (m["role"] == "assistant" and svc.dialect_state.is_lost(m["run_id"]))]
     if "relogin_drops_citations" in svc.defects:  # messages older than the caller's login lose their citations
         token = svc.db.one("SELECT created_ms FROM tokens WHERE token_hash=?", token_hash(user.token))
         since = iso(token["created_ms"]) if token else None
         views = [{**v, "citations": []} if since and v["created_at"] < since else v for v in views]
     if "no_run_ids" in svc.dialects:  # the dialect: saved messages name no run
         views = [{k: v for k, v in view.items() if k != "run_id"} for view in views]
+    if "quotes_normalised" in svc.dialects:  # the dialect: quotes kept with their punctuation normalised
+        views = [{**view, "citations": [{**c, "quote": normalised_quote(c["quote"])} for c in view["citations"]]}
+                 for view in views]
     return {"session_id": session_id, "project_id": s["project_id"], "scope": loads(s["scope"]),
             "attachments": loads(s["attachments"]), "current_leaf": s["current_leaf"], "created_at": s["created_at"],
             "messages": views,

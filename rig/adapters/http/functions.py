@@ -63,7 +63,9 @@ class RuleFunctions(functions.Functions):
         """Citations that say where their marker stands in `text` (`span.start`) and carry their source once per id
         (`payload`, null when the id repeats): each with the claim before its marker as `quote`, and its id's
         first payload."""
-        content, out, first = text or "", [], {}
+        content = text or ""
+        out: list[dict[str, Any]] = []
+        first: dict[str, Any] = {}
         for item in items or []:
             if not isinstance(item, dict):
                 continue
