@@ -19,6 +19,9 @@ DIALECTS: dict[str, str] = {
     "stop_disconnect": "no stop request: closing the stream is the stop, and it cancels the run",
     "saved_after_end": "the answer is saved only after the terminal event was sent: a reader that leaves at the "
                        "end loses it (it reads on until the server closes the stream)",
+    "late_stream": "a run's event stream opens (its headers sent) only once retrieval is done and the answer begins",
+    "rate_limit": "uploads are limited per account (8 in any 3 s): past it, 429 — every other one without "
+                  "Retry-After",
     "quotes_normalised": "saved citations keep their quotes with punctuation normalised (full-width forms folded, "
                          "curly quotation marks made straight)",
 }
@@ -31,12 +34,30 @@ def normalised_quote(quote: str) -> str:
     return unicodedata.normalize("NFKC", quote).translate(_STRAIGHT)
 
 
+UPLOAD_LIMIT = (8, 3.0)  # rate_limit: uploads per account in any window of this many seconds
+
+
 class DialectState:
-    """What a dialect remembers while the server runs: answers lost to a reader that left at their end."""
+    """What a dialect remembers while the server runs: answers lost to a reader that left at their end, and each
+    account's recent uploads (rate_limit)."""
 
     def __init__(self) -> None:
         self._lost: set[str] = set()
         self._saved: set[str] = set()
+        self._uploads: dict[str, list[float]] = {}
+        self._refusals = 0
+
+    def upload_refusal(self, user_id: str, now: float) -> dict[str, str] | None:
+        """None when the account may upload now, else the headers of its 429 (Retry-After every other time)."""
+        count, window = UPLOAD_LIMIT
+        recent = [t for t in self._uploads.get(user_id, []) if now - t < window]
+        if len(recent) >= count:
+            self._uploads[user_id] = recent
+            self._refusals += 1
+            wait = max(1, int(window - (now - recent[0])) + 1)
+            return {"Retry-After": str(wait)} if self._refusals % 2 else {}
+        self._uploads[user_id] = [*recent, now]
+        return None
 
     def saved(self, run_id: str) -> None:
         self._saved.add(run_id)

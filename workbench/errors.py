@@ -12,12 +12,14 @@ from fastapi.responses import JSONResponse
 class ApiError(Exception):
     """An error answered to the client with its HTTP status and protocol error code."""
 
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None, *,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or {}
+        self.headers = headers or {}  # sent with the answer (Retry-After on a 429)
 
 
 def not_found(what: str) -> ApiError:
@@ -31,7 +33,8 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 async def handle_api_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(error_body(exc.code, exc.message, exc.details), status_code=exc.status)
+    return JSONResponse(error_body(exc.code, exc.message, exc.details), status_code=exc.status,
+                        headers=exc.headers or None)
 
 
 async def handle_validation_error(_: Request, exc: Exception) -> JSONResponse:

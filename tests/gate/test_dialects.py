@@ -13,10 +13,12 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.promtext import sample_value
 from rig.target.embedded import EmbeddedWorkbench
 from rig.verdict import Verdict
 from workbench.dialects import DIALECTS
@@ -77,7 +79,8 @@ def secrets() -> Iterator[None]:
 
 
 def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), cases: list[int] | None = None
-          ) -> GateResult:
+          ) -> tuple[GateResult, str]:
+    """The gate in these dialects, and the target's own /metrics as the run left them."""
     args = [arg for d in dialects for arg in ("--dialect", d)] + [arg for d in defects for arg in ("--defect", d)]
     target = EmbeddedWorkbench(tmp / "wb", chaos_token=PASSWORDS["RIG_DIALECT_CHAOS"], extra_args=args)
     target.start()
@@ -85,7 +88,8 @@ def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), c
         target.add_account("dia-a", PASSWORDS["RIG_DIALECT_PW_A"])
         target.add_account("dia-b", PASSWORDS["RIG_DIALECT_PW_B"])
         config = _config(tmp, dialects, target.url)
-        return run_gate(GateOptions(target=target.url, config=config, out=tmp / "gate", cases=cases))
+        result = run_gate(GateOptions(target=target.url, config=config, out=tmp / "gate", cases=cases))
+        return result, httpx.get(f"{target.url}/metrics", timeout=30).text
     finally:
         target.stop()
 
@@ -110,8 +114,10 @@ def _fails(result: GateResult) -> list[str]:
 @pytest.mark.parametrize("dialects", MATRIX, ids=["+".join(d) for d in MATRIX])
 def test_the_clean_workbench_in_a_dialect_has_no_fail(dialects: tuple[str, ...], tmp_path: Path, secrets: None
                                                       ) -> None:
-    result = _gate(tmp_path, dialects)
+    result, metrics = _gate(tmp_path, dialects)
     assert _fails(result) == []
+    if "rate_limit" in dialects:  # the limit was met (and waited out), not merely configured
+        assert (sample_value(metrics, "workbench_http_requests_total", {"status": "429"}) or 0) >= 1
     items = [i for c in result.data.cases for i in c.items]
     undecided = [i for i in items if i.verdict in (Verdict.U, Verdict.BLOCKED)]
     assert all(i.reason.strip() for i in undecided)  # every one says why
@@ -123,7 +129,7 @@ def test_the_clean_workbench_in_a_dialect_has_no_fail(dialects: tuple[str, ...],
                          ids=[f"{'+'.join(d)}-{x}" for d, x, _ in STILL_CAUGHT])
 def test_a_defect_the_dialect_leaves_decidable_is_caught(dialects: tuple[str, ...], defect: str, case_id: int,
                                                          tmp_path: Path, secrets: None) -> None:
-    result = _gate(tmp_path, dialects, (defect,), [case_id])
+    result, _ = _gate(tmp_path, dialects, (defect,), [case_id])
     verdicts = {c.case_id: c.verdict for c in result.data.cases}
     assert verdicts[case_id] == Verdict.FAIL, _fails(result) or verdicts
 

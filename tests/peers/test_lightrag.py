@@ -71,7 +71,7 @@ EXPECTED_BLOCKED = {
     (7, "file_identity"): "document_hashes",
     (10, "precondition"): "scope_change", (11, "rule_declared"): "scope_rule",
     (12, "direct_results_mapped"): "search_calls, scope", (12, "chat_results_mapped"): "run_tool_calls",
-    (13, "merged_call"): "search_calls",
+    (12, "direct_results_in_scope"): "scope", (13, "merged_call"): "search_calls",
     (14, "error_recognisable"): "run_tool_calls", (14, "stream_cards_match_record"): "stream_tool_cards",
     (15, "expand_fault"): "expansion, chaos",
     (16, "last_round"): "chaos", (16, "empty_answer_failed"): "run_detail",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from pathlib import PurePath
 from typing import Any
 
@@ -68,6 +69,10 @@ async def upload(project_id: str, request: Request, file: UploadFile = File(...)
     svc = services(request)
     received = getattr(request.state, "received_ms", now_ms())
     require_project(svc.db, user.user_id, project_id, owner=True)
+    if "rate_limit" in svc.dialects:
+        refusal = svc.dialect_state.upload_refusal(user.user_id, time.monotonic())
+        if refusal is not None:
+            raise ApiError(429, "rate_limited", "too many uploads: try again later", headers=refusal)
     data = await file.read()
     if len(data) > MAX_UPLOAD_BYTES:
         raise ApiError(413, "file_too_large", f"uploads are limited to {MAX_UPLOAD_BYTES} bytes",

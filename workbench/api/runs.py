@@ -25,6 +25,16 @@ router = APIRouter(prefix="/api/v1")
 RESUMABLE = {"stopped", "interrupted", "failed"}
 
 
+async def _chain(first: list[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The events already taken from `rest`, then the rest of them."""
+    for item in first:
+        yield item
+    if first and first[-1][1] in ("done", "error"):
+        return
+    async for item in rest:
+        yield item
+
+
 SAVE_AFTER_END_S = 0.3  # saved_after_end: how long after the terminal event the answer is written
 
 
@@ -47,11 +57,20 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
     if "replay_repeats_last" in svc.defects and after > 0:
         after -= 1
 
+    source = svc.runs.events(run_id, after)
+    held: list[Any] = []
+    if "late_stream" in svc.dialects:  # the dialect: nothing is sent, not even headers, until the answer begins
+        async for item in source:
+            if item is not None:
+                held.append(item)
+                if item[1] in ("token", "done", "error"):
+                    break
+
     async def stream() -> AsyncIterator[bytes]:
         ended = saved = False
         try:
             yield b"retry: 1000\n\n"
-            async for item in svc.runs.events(run_id, after):
+            async for item in _chain(held, source):
                 if item is None:
                     yield b": keep-alive\n\n"
                     continue
