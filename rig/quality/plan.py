@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rig.catalog.models import EvalSet
 from rig.errors import ConfigError
+from rig.fixtures import CorpusManifest
 from rig.quality.driver import QualityCase
 from rig.quality.registry import fixture_kind
+from rig.target.setup import SetupNeeds
 
 
 def plan_cases(eval_set: EvalSet, only: list[str] | None = None) -> list[QualityCase]:
@@ -26,3 +28,21 @@ def plan_cases(eval_set: EvalSet, only: list[str] | None = None) -> list[Quality
                               fix="use a case label such as 用户-04, or a set: 专家, 用户, 对抗")
         chosen = [c for c in chosen if c.label in only or c.prefix in only]
     return chosen
+
+
+def quality_needs(cases: list[QualityCase], eval_set: EvalSet, manifest: CorpusManifest) -> SetupNeeds:
+    """What the selected case-turns need uploaded: their allowed papers; the whole library for a direct search (it
+    searches the server's whole library, and recall is measured against it); 专家-20's papers for the summary fixture
+    of 用户-25 (it replays 专家-20's turns first); the injected copy of P32 for 对抗-06."""
+    needs = SetupNeeds()
+    for case in cases:
+        if case.kind == "direct_tool":
+            return SetupNeeds.everything(manifest)
+        turns = [t for _, t in case.turns]
+        if case.kind == "summary_fixture":
+            turns += eval_set.quality_case("专家", 20)
+        for turn in turns:
+            needs.papers |= set(turn.allowed_paper_ids)
+        if case.kind == "injection":
+            needs.isolated |= {"P32-INJECTED"}
+    return needs

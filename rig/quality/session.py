@@ -19,12 +19,13 @@ from rig.clock import now_iso
 from rig.config import RigConfig, load_config
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
+from rig.fixtures import ensure_corpus
 from rig.interrupt import DEFAULT_GRACE_S, GraceExpired, graceful_stop
 from rig.plugins import load_extensions
 from rig.policy import Decision
 from rig.quality.driver import CaseDriver
 from rig.quality.judge import propose
-from rig.quality.plan import plan_cases
+from rig.quality.plan import plan_cases, quality_needs
 from rig.quality.registry import quality_scenario
 from rig.quality.sheets import Proposal, build_sheets, write_sheets
 from rig.quality.summary import quality_report, quality_summary, turn_records
@@ -108,7 +109,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     opened: TargetSession | None = None
     try:
         opened = open_target(config, run_dir, store, redactor, receiver, manifest, manifest.defects, started,
-                             progress)
+                             progress, needs=quality_needs(cases, eval_set, ensure_corpus()[1]))
         done = store.done_cases()
         total = sum(len(c.turns) for c in cases)
         counter = {"n": 0}
