@@ -109,13 +109,14 @@ def _same_question(messages: list[Message], questions: dict[str, str]) -> Callab
 
 class LinkedAdapter:
     """The adapter as a case sees it: sessions read back with the rig's links filled in where the target gave none;
-    `on_link` is told each link the rig made (recorded as an observation)."""
+    `on_link` is told each link the rig made, once (recorded as an observation)."""
 
     def __init__(self, adapter: Adapter, links: RunLinks, on_link: Callable[[Session, list[dict[str, Any]]], None]
                  ) -> None:
         self._adapter = adapter
         self._links = links
         self._on_link = on_link
+        self._told: set[tuple[str, str]] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._adapter, name)
@@ -123,6 +124,8 @@ class LinkedAdapter:
     def session(self, auth: Auth | None, session_id: str) -> Session:
         """The session as the target saved it, its unlinked answers linked to the rig's runs by correlation."""
         session, notes = self._links.link(self._adapter.session(auth, session_id))
-        if notes:
-            self._on_link(session, notes)
+        new = [n for n in notes if (n["message_id"], n["run_id"]) not in self._told]
+        if new:
+            self._told |= {(n["message_id"], n["run_id"]) for n in new}
+            self._on_link(session, new)
         return session
