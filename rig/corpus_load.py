@@ -16,6 +16,7 @@ from typing import Any
 from rig.adapters.base import Adapter
 from rig.adapters.ledger import LedgerEntry
 from rig.adapters.models import Auth, Document
+from rig.adapters.pace import RatePace
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, TargetHTTPError
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
@@ -56,9 +57,7 @@ class LoadedCorpus:
         return next(f for f in self.files if f.doc_id == doc_id)
 
 
-BUSY = (429, 503)  # "not now": retried with a bounded back-off before the upload counts as refused
-BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0)  # waits between tries (a Retry-After the target sends is used instead)
-RETRY_AFTER_CAP_S = 60.0  # the longest the rig waits on one Retry-After
+BUSY = (429, 503)  # "not now": waited out (rig.adapters.pace) before the upload counts as refused
 
 
 def upload_one(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
@@ -86,16 +85,20 @@ def upload_one(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry:
 
 def _send(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
           sleep: Callable[[float], None]) -> Any:
-    """The upload, tried again while the target says it is busy (429/503), within BACKOFF_S."""
-    for wait in (*BACKOFF_S, None):
+    """The upload, tried again while the target says it is busy (429/503) on the adapter's one pace: its Retry-After,
+    else the bounded back-off (a 429 the adapter's own pace already waited out is not waited for twice)."""
+    pace = RatePace(sleep=sleep)
+    attempt, spent = 0, 0.0
+    while True:
         try:
             return adapter.upload(auth, project_id, path, paper_id=entry.paper_id, filename=name)
         except TargetHTTPError as exc:
-            paced = exc.status == 429 and adapter.pace is not None  # the adapter has waited out its 429s already
-            if exc.status not in BUSY or wait is None or paced:
+            paced = exc.status == 429 and adapter.pace is not None
+            wait = pace.next_wait(attempt, exc.retry_after_s, spent) if exc.status in BUSY and not paced else None
+            if wait is None:
                 raise
-            sleep(min(exc.retry_after_s, RETRY_AFTER_CAP_S) if exc.retry_after_s is not None else wait)
-    raise AssertionError("unreachable")
+            pace.wait("upload", wait)
+            attempt, spent = attempt + 1, spent + wait
 
 
 def _refused(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,

@@ -190,8 +190,7 @@ class Adapter(ABC):
         with this reply."""
         if reply.status_code != 429 or self.pace is None:
             return None
-        wait = self.pace.next_wait(attempt, retry_after(next(
-            (v for k, v in reply.headers.items() if k.lower() == "retry-after"), None)), spent_s)
+        wait = self.pace.next_wait(attempt, retry_after(reply), spent_s)
         if wait is not None:
             self.pace.wait(op, wait)
         return wait
@@ -208,9 +207,7 @@ class Adapter(ABC):
         """The rig's error for a refused request, its body read in any common error shape (`read_error_body`)."""
         body = read_error_body(reply.content, reply.content_type)
         return TargetHTTPError(method, path, reply.status_code, body.code, body.message or reply.reason or
-                               f"HTTP {reply.status_code}", body.details,
-                               retry_after_s=retry_after(next(
-                                   (v for k, v in reply.headers.items() if k.lower() == "retry-after"), None)))
+                               f"HTTP {reply.status_code}", body.details, retry_after_s=retry_after(reply))
 
     def sse(self, auth: Auth | None, path: str, *, op: str, headers: dict[str, str] | None = None,
             timeout_s: float = 120.0) -> Iterator[RawEvent]:
@@ -368,8 +365,9 @@ class Adapter(ABC):
         self.transport.close()
 
 
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds only; an HTTP date or garbage is None)."""
+def retry_after(reply: Reply) -> float | None:
+    """Seconds from the reply's Retry-After header (delta-seconds only; none, an HTTP date or garbage is None)."""
+    value = next((v for k, v in reply.headers.items() if k.lower() == "retry-after"), None)
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:

@@ -35,6 +35,11 @@ class RunTranscript(BaseModel):
     untyped: int = 0  # events read but not typed: a load run types what its measures read (`add_measured`)
     evidence_id: int | None = None  # its `run` row in the evidence store, once recorded (items name it)
 
+    @property
+    def evidence(self) -> tuple[int, ...]:
+        """The run's evidence row to name in an item (`ctx.item(..., *run.evidence)`), none before it is recorded."""
+        return (self.evidence_id,) if self.evidence_id is not None else ()
+
     def add_measured(self, raw: Sequence[RawEvent], typed: Callable[[RawEvent], Event]) -> None:
         """Type and keep what the stream's measures read (`rig.measure.derive.stream_measures`): the first event of
         each name, every token up to the first with answer text, and the last event. The others are counted in

@@ -30,7 +30,6 @@ from rig.target.session import Connection
 
 CHECK_PAPER = "P32"
 CHECK_QUESTION = "总福利提高2.9%指什么？"
-STREAM_BUDGET_S = 120.0  # one answer's stream, at most, in the check
 
 
 class CheckRow(BaseModel):
@@ -195,12 +194,18 @@ def _library(c: _Checker, say: Callable[[str], None]) -> None:
                lambda _: f"{b.username} may read the project")
 
 
-def _read_all(c: _Checker, a: Auth, run_id: str) -> list[Event]:
-    """The run's stream to its end, as the gate reads it (past the terminal event, where the adapter reads on)."""
+def _read_all(c: _Checker, a: Auth, run_id: str, stream: Iterator[Event] | None = None) -> list[Event]:
+    """The run's stream to its end, as the gate reads it (past the terminal event, where the adapter reads on), within
+    the target's answer budget (`target.answer_budget`): a stream that never ends is closed there."""
+    budget = c.conn.answer_budget
+    events = stream if stream is not None else c.adapter.events(a, run_id)
     began, out = time.monotonic(), []
-    for event in c.adapter.events(a, run_id):
+    for event in events:
         out.append(event)
-        if time.monotonic() - began > STREAM_BUDGET_S:
+        if len(out) >= budget.events or time.monotonic() - began > budget.seconds:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
             break
     return out
 
@@ -275,7 +280,7 @@ def _stop_and_resume(c: _Checker, a: Auth) -> None:
     first = next(stream, None)
     c.step("stop", f"stop={c.adapter.capabilities().stop}", lambda: c.adapter.stop(a, submitted.run_id),
            lambda _: f"stop asked after {first.event if first else 'no event'}")
-    rest = list(stream)
+    rest = _read_all(c, a, submitted.run_id, stream)
     end = next((e for e in reversed(rest) if isinstance(e, TerminalEvent)), None)
     c.result.rows[-1].extracted += f"; the run ended {end.state}/{end.reason}" if end else "; no end seen"
     if not c.adapter.capabilities().missing("resume"):

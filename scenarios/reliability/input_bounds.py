@@ -54,7 +54,7 @@ def over_budget_message(ctx: CaseContext) -> None:
     after: RunTranscript = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
     ctx.item("next_request_ok", None if ended is None else ended == "completed", f"next run ended {ended}",
-             *([after.evidence_id] if after.evidence_id is not None else []))
+             *after.evidence)
 
 
 def _accepted(ctx: CaseContext, run: RunTranscript, session_id: str, fixture: str) -> None:

@@ -8,12 +8,7 @@ from rig.adapters.models import Message, Session, TokenEvent
 from rig.gate.context import CaseContext
 from rig.gate.registry import case
 from rig.gate.saved import kept, snapshot
-from rig.measure.transcript import RunTranscript
 from scenarios.reliability.steps import UNLINKED_TRIED, attempt, run_ended, saved_answer, wait_terminal
-
-
-def _run(run: RunTranscript) -> tuple[int, ...]:
-    return (run.evidence_id,) if run.evidence_id is not None else ()
 
 
 def _shape(session: Session) -> list[tuple[object, ...]]:
@@ -64,7 +59,7 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
     more = ctx.chat(auth, opened.session_id, "再用一句话总结。", revision=True)
     ended = run_ended(more)
     ctx.item("can_continue", None if ended is None else ended == "completed" and bool(more.answer.strip()),
-             "a further turn in the session ends completed with an answer", *_run(more),
+             "a further turn in the session ends completed with an answer", *more.evidence,
              seen={"ended": ended, "answer_chars": len(more.answer),
                    "from": "run record" if more.detail is not None else "stream"})
 

@@ -113,7 +113,7 @@ def stop_during_generation(ctx: CaseContext) -> None:
     after = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
     ended = run_ended(after)
     ctx.item("new_request_served", None if ended is None else ended == "completed" and bool(after.answer.strip()),
-             f"next run ended {ended}", *([after.evidence_id] if after.evidence_id is not None else []),
+             f"next run ended {ended}", *after.evidence,
              seen={"ended": ended, "answer_chars": len(after.answer)})
     kept(ctx, before, "stop", name="saved_results_kept")
     if edges:
@@ -600,7 +600,7 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
         ctx.read(ctx.a, new)
         ctx.item("checkpoint_rules_hold", new.detail is not None and new.detail.state == "completed" and
                  new.detail.resume_from == resumable.run_id, "the valid checkpoint still resumes after the restart",
-                 *([new.evidence_id] if new.evidence_id is not None else []),
+                 *new.evidence,
                  seen={"resumed_state": new.detail.state if new.detail else None,
                        "resume_from": new.detail.resume_from if new.detail else None, "expected": resumable.run_id})
     ctx.measures(restart_measures(record.began_ns, record.ready_ns, new))
