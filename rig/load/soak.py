@@ -1,7 +1,8 @@
 """Does it leak: a soak holds a load and fits, per resource, a slope with an interval over the hold.
 
 Series: the target's resident memory, open file descriptors and run slots in use (from its /metrics, sampled each
-second by the master; slots at their floor per 5 s — the level they fall back to between runs), and the client's
+second by the master; descriptors and slots at their floor per 5 s — the level they fall back to between runs, so
+that the connections of the runs in flight are not read as a leak), and the client's
 T4 and T5 per run, per hour; and T4 against the question of its session it answered (`session_turn`), per
 question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded pairs
 bootstrap. A slope
@@ -85,7 +86,7 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     turn_of = {m.run_id: m.value for m in measures if m.code == SESSION_TURN and m.run_id}
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]]]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20)),
-        ("soak.fds_per_h", "target open files", "fds", "h", series("target_open_fds")),
+        ("soak.fds_per_h", "target open files (floor per 5 s)", "fds", "h", _floors(series("target_open_fds"))),
         ("soak.slots_per_h", "run slots in use (floor per 5 s)", "slots", "h",
          _floors(series("target_slots_in_use"))),
         ("soak.T4_ms_per_h", "T4 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T4"]),

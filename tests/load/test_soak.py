@@ -42,7 +42,7 @@ def test_the_report_draws_each_series_with_its_fitted_line() -> None:
                      points=3, slope=150.0, low=140.0, high=160.0, bound=50.0, call="drifts",
                      plot=[(1.0, 500.0), (2.0, 650.0), (3.0, 800.0)], fit=[(1.0, 500.0), (3.0, 800.0)])
     html = soak_html(SoakAnalysis(warmup_s=9.0, hold_s=36.0, slopes=[drifting, Slope(
-        key="soak.fds_per_h", series="target open files", unit="fds", points=0, bound=100.0)]))
+        key="soak.fds_per_h", series="target open files (floor per 5 s)", unit="fds", points=0, bound=100.0)]))
     assert html.count("<svg") == 1 and html.count("<circle") == 3 and "<line x1" in html  # no chart without data
     assert "150 ms/turn" in html and "3 question" in html
 
