@@ -37,6 +37,9 @@ def serve(
     first_token_delay_ms: Annotated[float | None, typer.Option(help="Delay before the first piece.")] = None,
     port_file: Annotated[Path | None, typer.Option(help="Write the bound port here once listening.")] = None,
     drain_timeout_s: Annotated[float, typer.Option(help="On SIGTERM, let runs finish this long.")] = 10.0,
+    model_base_url: Annotated[str | None, typer.Option(
+        help="An OpenAI-compatible base URL (…/v1) to answer with instead of the built-in local model.")] = None,
+    model: Annotated[str, typer.Option(help="The model id asked of --model-base-url.")] = "rig-mock",
 ) -> None:
     """Run the workbench server (uvicorn with uvloop and httptools)."""
     import uvicorn
@@ -48,6 +51,8 @@ def serve(
     config = ServerConfig(data_dir=data, host=host, port=port, chaos_token=chaos_token, defects=defect or [],
                           dialects=dialect or [], slots=slots, otlp_endpoint=otlp_endpoint, trace_file=trace_file,
                           code_version=code_version, drain_timeout_s=drain_timeout_s)
+    if model_base_url:
+        config.default_provider, config.default_model, config.default_base_url = "openai", model, model_base_url
     if token_delay_ms is not None:
         config.runtime.token_delay_ms = token_delay_ms
     if first_token_delay_ms is not None:

@@ -23,6 +23,7 @@ from scenarios.reliability.steps import (
     attempt,
     model_calls_ended,
     run_ended,
+    saved_answer,
     slots_in_use,
     wait_slots_free,
     wait_terminal,
@@ -319,9 +320,13 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
     """Start a long task, close the page (the stream) without stopping, then open the session again.
 
     Expects: on return the real backend state or the saved result is shown; the disconnect is not
-    passed off as a user cancellation. Evidence: run ids, states and results before and after.
+    passed off as a user cancellation. Evidence: run ids, states and results before and after; on a
+    target without run records, the saved session and what the target asked of its model after the close.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    if ctx.caps.missing("run_detail"):
+        _disconnect_without_records(ctx, opened.session_id)
+        return
     with ctx.slow_model():
         run = ctx.submit(ctx.a, opened.session_id, LONG)
         stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, TokenEvent))
@@ -337,8 +342,10 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
                                                     "final": (detail.state, detail.end_reason) if detail else None,
                                                     "reopened_stream_end": reopened[-1].data if reopened else None,
                                                     "answers": len(saved), "replayed": replay})
-    ctx.item("disconnect_not_cancel", bool(detail) and detail.end_reason != "user_stop" and detail.state == "completed",
-             f"ended {detail.state if detail else None}/{detail.end_reason if detail else None}", e)
+    if not _closing_is_its_stop(ctx):
+        ctx.item("disconnect_not_cancel", bool(detail) and detail.end_reason != "user_stop" and
+                 detail.state == "completed", f"ended {detail.state if detail else None}/"
+                 f"{detail.end_reason if detail else None}", e)
     shown = (bool(reopened) and reopened[-1].event == "done") if replay else bool(detail) and detail.terminal
     ctx.item("reopen_shows_real_state", shown and bool(saved) and bool(saved[0].content.strip()),
              ("the reopened stream ends done" if replay else "the run record is final") + " and the answer is saved", e,
@@ -347,6 +354,74 @@ def disconnect_is_not_cancel(ctx: CaseContext) -> None:
                    "saved_chars": len(saved[0].content.strip()) if saved else 0})
     _replay_exact(ctx, run, reopened)
     run.events.extend(reopened)
+    ctx.finish(ctx.a, run)
+
+
+def _closing_is_its_stop(ctx: CaseContext) -> bool:
+    """True (and `disconnect_not_cancel` BLOCKED) where the target's declared stop is closing the stream: on it a
+    closed page and a stop are one act, and the case's distinction does not exist."""
+    if ctx.caps.stop != "disconnect":
+        return False
+    ctx.item("disconnect_not_cancel", Verdict.BLOCKED, "missing capability: stop (this target's stop is closing the "
+             "stream, so a closed page cannot be told from a stop)")
+    return True
+
+
+def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
+    """Case 22 on a target that keeps no run records: the saved session, waited for while it or the target's model
+    calls still move, and the rig's LLM proxy's record of whether the target gave its model call up at the close."""
+    proxy = ctx.target.model_proxy
+    since = proxy.last_seq() if proxy is not None else 0
+    with ctx.slow_model():
+        run = ctx.submit(ctx.a, session_id, LONG)
+        stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, TokenEvent))
+        stream.close()
+        read: list[Any] = [None]
+
+        def saved_whole() -> bool:
+            read[0] = ctx.adapter.session(ctx.a, session_id)
+            return any(m.content.strip() for m in answers(read[0], run.run_id))
+
+        def moving() -> object:
+            calls = proxy.requests(since, in_flight=True) if proxy is not None else []
+            return (read[0].model_dump_json() if read[0] is not None else None,
+                    [(c.get("seq"), c.get("chunks"), c.get("total_ms")) for c in calls])
+
+        wait_while_moving(saved_whole, moving, 60)
+        calls = model_calls_ended(ctx, since) or []
+    session = read[0] if read[0] is not None else ctx.adapter.session(ctx.a, session_id)
+    saved = answers(session, run.run_id)
+    asked = [i for i, m in enumerate(session.messages) if m.role == "user" and m.content.strip() == LONG.strip()]
+    after = [m for m in session.messages[asked[-1] + 1:] if m.role == "assistant"] if asked else []
+    gave_up = [c.get("seq") for c in calls if c.get("outcome") == "client_gone"]
+    e = ctx.observe("after closing the stream and reading the session again (no run records)", {
+        "saved_answers": [(m.message_id, len(m.content)) for m in saved], "assistant_after_question": len(after),
+        "model_calls": [(c.get("seq"), c.get("outcome"), c.get("chunks")) for c in calls], "given_up": gave_up,
+        "stream_read_until": run.events[-1].event if run.events else None, "run_id": run.run_id})
+    whole = bool(saved) and bool(saved[0].content.strip())
+    if not _closing_is_its_stop(ctx):
+        if gave_up or (whole and calls):
+            ctx.item("disconnect_not_cancel", not gave_up, "the target runs its model call to its end after the page "
+                     "closes and saves the answer (a closed page is no stop)", e,
+                     seen={"model_calls": len(calls), "given_up_at_the_close": gave_up,
+                           "saved_chars": len(saved[0].content) if saved else 0})
+        else:
+            ctx.could_not("disconnect_not_cancel", "tell whether the run went on after the page closed",
+                          "the run record (the target keeps none), the rig's LLM proxy's record of the target's model "
+                          f"calls ({len(calls)} seen ended), the saved answer ({len(saved)} linked)", e)
+    if whole:
+        ctx.item("reopen_shows_real_state", True, "the answer is saved and shown on return", e,
+                 seen={"saved_chars": len(saved[0].content.strip())})
+    elif after:  # something was saved after the question, but the rig could not link it to the run
+        saved_answer(ctx, session, run.run_id, item="reopen_shows_real_state")
+    elif calls and not gave_up:
+        ctx.item("reopen_shows_real_state", False, "an answer the model gave in full after the page closed is "
+                 "shown in the session on return", e, seen={"model_calls_ended": len(calls),
+                                                           "assistant_after_question": 0})
+    else:
+        ctx.could_not("reopen_shows_real_state", "tell the run's real state on return",
+                      "the run record (the target keeps none); the session shows no answer, and how the run ended "
+                      "is known to no record the target keeps", e)
     ctx.finish(ctx.a, run)
 
 
@@ -581,7 +656,10 @@ def restart_keeps_saved_state(ctx: CaseContext) -> None:
     ctx.item("committed_data_intact", before == after and bool(before[held]),
              "what was committed re-reads equal: " + ", ".join(sorted(before)), e,
              seen={held: len(before[held]), "differs": [k for k in before if before[k] != after.get(k)]})
-    if ctx.lacks("interruption_truthful", "run_detail"):  # nothing but a run record can say how the cut run ended
+    if ctx.caps.missing("run_detail"):  # nothing but a run record can say how the cut run ended
+        ctx.item("interruption_truthful", Verdict.BLOCKED, "missing capability: run_detail (the target keeps no run "
+                 "records: nothing it keeps says how the run cut by the restart ended, and its saved session cannot "
+                 "tell a cut answer from a whole one)")
         ctx.measures(restart_measures(record.began_ns, record.ready_ns))
         return
     # The process that ran the cut run is gone: its record must say so, at once or after the target's own recovery.

@@ -356,15 +356,23 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
                  not d.tool_calls, f"last round offered tools: {last.tools_offered if last else None}", e)
         ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
                  f"ended {d.state}/{d.end_reason}", e)
-    if ctx.lacks("empty_answer_failed", "run_detail"):  # a failure is recorded, or not, in a run record only
-        return
     fixture = ctx.model_fault("empty")
     empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-    d2 = empty.detail
-    assert d2 is not None
     if not ctx.took_effect(fixture, "empty_answer_failed"):
         return
-    e2 = ctx.observe("empty-answer variant", {"state": d2.state, "end_reason": d2.end_reason, "answer": empty.answer,
-                                              "fixture": fixture.kind})
-    failed = d2.state == "failed" and (d2.end_reason == "empty_answer" or not ctx.caps.end_reasons)
-    ctx.item("empty_answer_failed", failed, f"an empty model answer ({fixture}) ended {d2.state}/{d2.end_reason}", e2)
+    # how the run ended: its record, else the terminal event the target itself sent on the stream
+    d2 = empty.detail
+    said = (d2.state, d2.end_reason, "run record") if d2 is not None else \
+        (empty.terminal.state, empty.terminal.reason, f"the stream's `{empty.terminal.event}` event") \
+        if empty.terminal is not None and empty.ended_by_rig is None else None
+    e2 = ctx.observe("empty-answer variant", {"ended": said, "answer": empty.answer, "fixture": fixture.kind,
+                                              "stream_end": empty.ended_by_rig})
+    if said is None:  # the stream closed with no end of the target's own, and no record says how the run ended
+        ctx.could_not("empty_answer_failed", "read how the run with an empty answer ended",
+                      "the run record (the target keeps none), then the stream's terminal event (it sent none: "
+                      f"{empty.ended_by_rig})", e2, *empty.evidence)
+        return
+    state, reason, source = said
+    failed = state == "failed" and (reason == "empty_answer" or not ctx.caps.end_reasons)
+    ctx.item("empty_answer_failed", failed, f"an empty model answer ({fixture}) ended {state}/{reason}", e2,
+             *empty.evidence, seen={"from": source})

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.ports import free_port
 from rig.promtext import sample_value
 from rig.target.embedded import EmbeddedWorkbench
 from rig.verdict import Verdict
@@ -78,16 +79,25 @@ def secrets() -> Iterator[None]:
         yield
 
 
-def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), cases: list[int] | None = None
-          ) -> tuple[GateResult, str]:
-    """The gate in these dialects, and the target's own /metrics as the run left them."""
+def _gate(tmp: Path, dialects: tuple[str, ...], defects: tuple[str, ...] = (), cases: list[int] | None = None,
+          *, model_proxy: bool = False) -> tuple[GateResult, str]:
+    """The gate in these dialects, and the target's own /metrics as the run left them. With `model_proxy`, the
+    workbench answers through an OpenAI-compatible model behind the rig's LLM proxy (the rig's mock model), as a
+    real target's model is reached."""
     args = [arg for d in dialects for arg in ("--dialect", d)] + [arg for d in defects for arg in ("--defect", d)]
+    listen = f"127.0.0.1:{free_port()}"
+    if model_proxy:
+        args += ["--model-base-url", f"http://{listen}/v1"]
     target = EmbeddedWorkbench(tmp / "wb", chaos_token=PASSWORDS["RIG_DIALECT_CHAOS"], extra_args=args)
     target.start()
     try:
         target.add_account("dia-a", PASSWORDS["RIG_DIALECT_PW_A"])
         target.add_account("dia-b", PASSWORDS["RIG_DIALECT_PW_B"])
         config = _config(tmp, dialects, target.url)
+        if model_proxy:
+            body = yaml.safe_load(config.read_text(encoding="utf-8"))
+            body["target"]["model_proxy"] = {"listen": listen, "upstream": "mock"}
+            config.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
         result = run_gate(GateOptions(target=target.url, config=config, out=tmp / "gate", cases=cases))
         return result, httpx.get(f"{target.url}/metrics", timeout=30).text
     finally:
@@ -132,6 +142,27 @@ def test_a_defect_the_dialect_leaves_decidable_is_caught(dialects: tuple[str, ..
     result, _ = _gate(tmp_path, dialects, (defect,), [case_id])
     verdicts = {c.case_id: c.verdict for c in result.data.cases}
     assert verdicts[case_id] == Verdict.FAIL, _fails(result) or verdicts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("defect", "fails"), [((), set()), (("disconnect_cancels",), {(22, "disconnect_not_cancel")})],
+                         ids=["clean", "disconnect_cancels"])
+def test_without_run_records_the_stream_session_and_model_calls_decide(defect: tuple[str, ...],
+                                                                       fails: set[tuple[int, str]], tmp_path: Path,
+                                                                       secrets: None) -> None:
+    """No run records, the model behind the rig's proxy: how an empty answer ended is the stream's own end (case 16);
+    whether closing the page cancelled the run is what the target did with its model call after the close, and what
+    its session shows on return (case 22)."""
+    result, _ = _gate(tmp_path, ("no_run_records",), defect, [16, 22], model_proxy=True)
+    items = {(c.case_id, i.name): i for c in result.data.cases for i in c.items}
+    assert {k for k, i in items.items() if i.verdict == Verdict.FAIL} == fails, _fails(result)
+    assert items[(16, "empty_answer_failed")].verdict == Verdict.PASS, items[(16, "empty_answer_failed")]
+    assert "stream" in items[(16, "empty_answer_failed")].reason
+    reopened = items[(22, "reopen_shows_real_state")]
+    if fails:  # cancelled at the close: nothing saved, and no record says how the run ended
+        assert reopened.verdict == Verdict.U and "could not" in reopened.reason, reopened
+    else:
+        assert items[(22, "disconnect_not_cancel")].verdict == reopened.verdict == Verdict.PASS, reopened
 
 
 @pytest.mark.slow
