@@ -33,6 +33,7 @@ class LoadedFile:
     reused: str | None = None  # why the rig took a document already there instead of uploading (None: it uploaded)
     reported_sha256: str | None = None
     refused: str | None = None  # the target refused the upload itself: its answer is the document's ingest outcome
+    refused_code: str | None = None  # the outcome the refusal names (the target's error code, or its description's)
     renamed: str | None = None  # sent under a name of its own (the target keys duplicates by the account's file name)
 
     @property
@@ -120,7 +121,8 @@ def _refused(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: C
             return loaded
     record = _existing(adapter, auth, project_id, name, entry.sha256)  # a failed record the target kept
     return LoadedFile(entry, record.doc_id if record else "", now_ns(), document=record, upload_name=name,
-                      refused=f"the upload was refused ({said})" + ("" if record else "; the project lists no record of it"))
+                      refused=f"the upload was refused ({said})" + ("" if record else "; the project lists no record of it"),
+                      refused_code=exc.code)
 
 
 def _own_name(name: str, project_id: str) -> str:

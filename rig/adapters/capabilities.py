@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from rig.errors import CapabilityMissing
 
-_ALL_EXPORTS: tuple[Literal["md", "json"], ...] = ("md", "json")
+_ALL_EXPORTS: tuple[Literal["md", "json", "csv"], ...] = ("md", "json")
 
 
 class Capabilities(BaseModel):
@@ -35,7 +35,7 @@ class Capabilities(BaseModel):
     stop: Literal["server", "disconnect", "none"] = "server"
     resume: bool = True
     regenerate: bool = True
-    export: list[Literal["md", "json"]] = Field(default_factory=lambda: list(_ALL_EXPORTS))
+    export: list[Literal["md", "json", "csv"]] = Field(default_factory=lambda: list(_ALL_EXPORTS))
     direct_search: bool = True
     locate_citation: bool = True
     run_detail: bool = True

@@ -188,7 +188,7 @@ class Located(_Model):
 
 
 class Exported(_Model):
-    format: Literal["md", "json"]
+    format: Literal["md", "json", "csv"]
     content_type: str
     text: str
 

@@ -171,7 +171,7 @@ def _record(setup: TargetSetup, field: str, key: str, project_id: str, by_b: boo
         pages_total=doc.pages_total if doc else None,
         pages_with_text=doc.pages_with_text if doc else None,
         error=doc.error.model_dump() if doc and doc.error else
-        {"code": "upload_refused", "message": loaded.refused} if loaded.refused else None,
+        {"code": loaded.refused_code or "upload_refused", "message": loaded.refused} if loaded.refused else None,
         t1_client_ms=None if loaded.reused else final.t1_ms, t1_server_ms=server_t1_ms(doc) if doc else None,
         stages=[s.model_dump() for s in doc.stages] if doc else [],
         upload_name=loaded.upload_name, derivation=entry.derivation, sha256=entry.sha256,

@@ -186,7 +186,7 @@ def parse_errors_and_partial(ctx: CaseContext) -> None:
         e1 = ctx.observe("corrupt PDF: the upload was refused", refusal.model_dump(include={
             "file", "upload_name", "status", "error", "refused"}))
         ctx.item("corrupt_fails_visibly", True, "the corrupt file is refused in its upload, with the target's reason",
-                 e1, seen={"refused": refusal.refused})
+                 e1, seen={"refused": refusal.refused, "outcome": (refusal.error or {}).get("code")})
     else:
         corrupt = ctx.adapter.document(ctx.a, ctx.isolated("X-CORRUPT"))
         e1 = ctx.observe("corrupt PDF", {"status": corrupt.status, "error": corrupt.error.model_dump() if corrupt.error

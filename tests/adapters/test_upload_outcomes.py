@@ -101,10 +101,10 @@ def store() -> Iterator[Store]:
         server.server_close()
 
 
-def _upload(store: Store, name: str, project: str = "p1") -> Any:
+def _upload(store: Store, name: str, project: str = "p1", spec: dict[str, Any] = SPEC) -> Any:
     corpus, manifest = ensure_corpus()
     entry = manifest.paper("P32")
-    adapter = HttpAdapter(store.url, http=SPEC)
+    adapter = HttpAdapter(store.url, http=spec)
     waits: list[float] = []
     try:
         loaded = upload_one(adapter, Auth(token="alice", user_id="alice", username="alice"), project,
@@ -120,6 +120,17 @@ def test_a_refusal_is_the_documents_outcome_with_the_record_it_kept(store: Store
     assert loaded.document is not None and loaded.document.status == "failed" and loaded.doc_id
     gone, _ = _upload(store, "gone-P32.pdf")
     assert gone.refused and "422" in gone.refused and "lists no record" in gone.refused and gone.doc_id == ""
+
+
+def test_the_description_names_a_refusals_outcome_from_its_status_and_body(store: Store) -> None:
+    named = {**SPEC, "upload": {**SPEC["upload"], "refusal": "status == `422` && contains(body.message, 'PDF') && "
+                                                              "{code: 'pdf_corrupt', message: body.message} || null"}}
+    gone, _ = _upload(store, "gone-P32.pdf", spec=named)
+    assert gone.refused_code == "pdf_corrupt" and "not a PDF" in (gone.refused or "")
+    bad, _ = _upload(store, "bad-P32.pdf", spec=named)  # a refusal the rule does not name stays unnamed
+    assert bad.refused and bad.refused_code is None
+    fine, _ = _upload(store, "P32.pdf", spec=named)  # an accepted upload never meets the rule
+    assert fine.refused is None and fine.doc_id
 
 
 def test_a_busy_target_is_waited_for_as_it_asks(store: Store) -> None:

@@ -108,7 +108,7 @@ def test_the_setup_met_r2rs_shape_and_said_how(gate: GateResult) -> None:
     ingest = {(e["role"], e["variant_id"] or e["paper_id"]): e for e in setup["ingest"]}
     corrupt = ingest[("isolated", "X-CORRUPT")]
     assert corrupt["refused"] and "500" in corrupt["refused"]  # (its failed record is in no collection of A's)
-    assert corrupt["status"] == "refused" and corrupt["error"]["code"] == "upload_refused"
+    assert corrupt["status"] == "refused" and corrupt["error"]["code"] == "pdf_corrupt"  # named by `refusal:`
     copy = ingest[("isolated", "P32")]  # P32 again for the same account: 409, so a name of its own
     assert copy["renamed"] and copy["upload_name"] != ingest[("library", "P32")]["upload_name"]
     assert any("refused" in d["why"] for d in said) and any("uploaded as" in d["why"] for d in said)

@@ -21,6 +21,8 @@ from pydantic import BaseModel
 
 from rig.adapters.base import Adapter, Exchange, reply_body
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.csv_export import CsvExportError, read_csv_export
+from rig.adapters.error_body import read_error_body
 from rig.adapters.http.extract import OperationReader
 from rig.adapters.http.frames import DELIMITER, EventSorter
 from rig.adapters.http.functions import options as rule_options
@@ -51,7 +53,7 @@ from rig.adapters.protocol import exchange_of, fit
 from rig.adapters.text_export import read_text_export
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, ConfigError, TargetProtocolError, TargetUnreachable
+from rig.errors import CapabilityMissing, ConfigError, TargetHTTPError, TargetProtocolError, TargetUnreachable
 from rig.yamlfile import validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -115,7 +117,7 @@ class HttpAdapter(Adapter):
                 "run_detail": records, "members": s.add_member is not None, "scope_change": s.set_scope is not None,
                 "model_config_api": s.model_config_get is not None and s.set_model_config is not None,
                 "page_text": s.page_text is not None, "download": s.download is not None, "chaos": False,
-                "export_reading": "json" in s.export and s.export["json"].result is not None,
+                "export_reading": "json" in s.export and s.export["json"].result is not None,  # (md, csv: their rules)
                 "event_replay": s.events is not None and "last_event_id" in s.events.request.names(),
             }
             derived.update({name: False for name in DECLARED_ONLY})  # … until the description declares it
@@ -222,7 +224,9 @@ class HttpAdapter(Adapter):
         read: Any = None
         exchange: dict[str, Any] = {}
         while op is not None:
-            reply, exchange = self.send(name, op.request, auth, variables)
+            reply, exchange = self.send(name, op.request, auth, variables, raise_for_status=op.refusal is None)
+            if reply.status_code >= 400:
+                raise self._refused(op, reply, exchange, variables)
             read = self._reader(name, op).read(self._data(name, reply, exchange), self._options(variables))
             if read is not None and op.poll is not None:
                 read = poll_answer(self, name, op.poll, auth, variables, read)
@@ -230,6 +234,26 @@ class HttpAdapter(Adapter):
                 break
             op = op.fallback
         return read, exchange
+
+    def _refused(self, op: Operation, reply: Reply, exchange: dict[str, Any], variables: dict[str, Any]
+                 ) -> TargetHTTPError:
+        """A refused request, its outcome named by the operation's `refusal` rule where the rule names one (a code,
+        or `{code, message}`), else the plain HTTP error."""
+        error = self.http_error(exchange["method"], exchange["path"], reply)
+        try:
+            body: Any = orjson.loads(reply.content) if reply.content else None
+        except orjson.JSONDecodeError:
+            body = reply.text
+        assert op.refusal is not None
+        named = compile_path(op.refusal).search({"status": reply.status_code, "body": body},
+                                                options=self._options(variables))
+        code, message = (named, None) if isinstance(named, str) else \
+            (named.get("code"), named.get("message")) if isinstance(named, dict) else (None, None)
+        if not code:
+            return error
+        said = message or read_error_body(reply.content, reply.content_type).message or f"HTTP {reply.status_code}"
+        return TargetHTTPError(error.method, error.path, error.status, str(code), str(said), error.details,
+                               retry_after_s=error.retry_after_s)
 
     def read(self, name: str, auth: Auth | None, model: type[M], /, **values: Any) -> M:
         """Operation `name`, its answer read into `model` (an answer that does not fit is a protocol error)."""
@@ -519,6 +543,12 @@ class HttpAdapter(Adapter):
         op = self._ops.get(f"export.{exported.format}")
         if op is not None and op.lines is not None:
             return read_text_export(exported.text, op.lines)
+        if op is not None and op.csv is not None:
+            try:
+                return read_csv_export(exported.text, op.csv)
+            except CsvExportError as exc:
+                raise TargetProtocolError(f"export.csv: {exc}", operation="export.csv", exchange={
+                    "operation": "export.csv", "response": exported.text[:4000]}) from None
         if exported.format != "json" or not self.capabilities().export_reading:
             raise CapabilityMissing(f"export_reading={exported.format}",
                                     detail=f"target.http.export.{exported.format} has no rules to read it back")

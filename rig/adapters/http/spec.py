@@ -25,6 +25,7 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.csv_export import CsvExportRules
 from rig.adapters.http.functions import NAMES as RIG_FUNCTIONS
 from rig.adapters.text_export import TextExportRules
 
@@ -57,7 +58,8 @@ CAPABILITY_OF = {"me": "identity", "logout": "logout", "create_project": "projec
                  "search": "direct_search",
                  "set_scope": "scope_change", "run": "run_detail", "stop": "stop", "resume": "resume",
                  "regenerate": "regenerate", "locate_citation": "locate_citation", "model_config": "model_config_api",
-                 "set_model_config": "model_config_api", "export.md": "export=md", "export.json": "export=json"}
+                 "set_model_config": "model_config_api", "export.md": "export=md", "export.json": "export=json",
+                 "export.csv": "export=csv"}
 
 
 class _Strict(BaseModel):
@@ -188,6 +190,8 @@ class Operation(_Strict):
     items: str | None = None  # where the list is, for operations that answer several (projects, documents)
     values: dict[str, dict[str, Any]] = Field(default_factory=dict)  # field → {target's value: the rig's value}
     lines: TextExportRules | None = None  # a text export (Markdown …) read back line by line
+    csv: CsvExportRules | None = None  # a CSV export read back by its columns
+    refusal: str | None = None  # JMESPath over {status, body} of a refused request: its {code, message}, or null
     poll: Poll | None = None
     fallback: Operation | None = None
 
@@ -200,7 +204,7 @@ class Operation(_Strict):
     def _result_compiles(cls, value: Any) -> Any:
         return _compile_result(value)
 
-    @field_validator("items")
+    @field_validator("items", "refusal")
     @classmethod
     def _items_compile(cls, value: str | None) -> str | None:
         if value is not None:
@@ -346,7 +350,7 @@ class HttpSpec(_Strict):
     stop: Operation | Literal["disconnect"] | None = None  # disconnect: the only stop is closing the stream
     resume: Operation | None = None
     regenerate: Operation | None = None
-    export: dict[Literal["md", "json"], Operation] = Field(default_factory=dict)
+    export: dict[Literal["md", "json", "csv"], Operation] = Field(default_factory=dict)
     locate_citation: Operation | None = None
     model_config_get: Operation | None = Field(None, alias="model_config")
     set_model_config: Operation | None = None
