@@ -19,8 +19,8 @@ from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
 from rig import events
 from rig.errors import RigError
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext
 from rig.ports import free_port
 from rig.results.chaos import Retained
 from rig.results.load import LoadSummary

@@ -19,7 +19,7 @@ from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
 from rig import events
 from rig.errors import RigError
-from rig.load.session import LoadContext
+from rig.load.context import LoadContext
 from rig.results.chaos import ProbeResult, Window
 from rig.telemetry.tracing import RigTracer, noop_tracer
 

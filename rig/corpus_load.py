@@ -105,7 +105,7 @@ def _send(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: Corp
 def _refused(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry: CorpusFile, name: str,
              exc: TargetHTTPError, sleep: Callable[[float], None]) -> LoadedFile:
     """What a refused upload leaves: a reused duplicate, a copy under its own name, or the refusal as the outcome."""
-    said = f"{exc.status}" + (f" {exc.code}" if exc.code else "") + (f": {exc.message}" if exc.message else "")
+    said = f"{exc.status}" + (f" {exc.code}" if exc.code else "") + (f": {exc.said}" if exc.said else "")
     if exc.status == 409:
         found = _existing(adapter, auth, project_id, name, entry.sha256)
         if found is not None:

@@ -99,6 +99,7 @@ class TargetHTTPError(TargetError):
         self.status = status
         self.code = code
         self.details = details
+        self.said = message  # the target's own words, without the request line
         self.retry_after_s = retry_after_s  # the target's Retry-After (seconds), where it sent one
 
 

@@ -17,8 +17,9 @@ from rig.capacity.overload import is_overload_threshold, judge_overload
 from rig.capacity.saturation import SaturationSampler
 from rig.capacity.search import capacity_search, conclude
 from rig.errors import ConfigError
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, LoadResult, run_load
+from rig.load.session import LoadResult, run_load
 from rig.load.stages import write_control
 from rig.measure.thresholds import Threshold
 from rig.policy import Decision, load_policy

@@ -6,17 +6,15 @@ import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rig.browser.driver import BrowserUser
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import SelectorMap
+from rig.gate.context import CaseContext
 from rig.plugins import load_scenario_packs
 
-if TYPE_CHECKING:
-    from rig.gate.context import CaseContext
-
-BrowserStep = Callable[["CaseContext", "BrowserKit"], Coroutine[Any, Any, None]]
+BrowserStep = Callable[[CaseContext, "BrowserKit"], Coroutine[Any, Any, None]]
 _STEPS: dict[int, BrowserStep] = {}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from opentelemetry.trace import Span
 
@@ -13,20 +13,16 @@ from rig.coverage.recorder import CoverageRecorder, CoveredAdapter
 from rig.errors import CapabilityMissing, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
-from rig.gate.registry import CaseSpec
 from rig.target.recording import RecordingContext
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer
 from rig.verdict import Item, Verdict
 
-if TYPE_CHECKING:
-    from rig.gate.browser_kit import BrowserKit
-
 
 class CaseContext(RecordingContext):
     """Handed to each reliability case function; every helper records what it did."""
 
-    def __init__(self, rep: int, case: ReliabilityCase, spec: CaseSpec, store: EvidenceStore, target: TargetSession,
+    def __init__(self, rep: int, case: ReliabilityCase, store: EvidenceStore, target: TargetSession,
                  eval_set: EvalSet, corpus_dir: Path, manifest: CorpusManifest, *, tracer: RigTracer,
                  span: Span, coverage: CoverageRecorder | None = None) -> None:
         self.coverage = coverage or CoverageRecorder()
@@ -34,11 +30,9 @@ class CaseContext(RecordingContext):
         super().__init__(rep, case.case_id, store, target, tracer=tracer, span=span)
         self._covered = CoveredAdapter(cast(Adapter, self._linked), self.coverage)
         self.case = case
-        self.spec = spec
         self.eval_set = eval_set
         self.corpus_dir = corpus_dir
         self.manifest = manifest
-        self.browser: BrowserKit | None = None
 
     @property
     def adapter(self) -> Adapter:

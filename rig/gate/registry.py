@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rig.adapters.capabilities import Capabilities
+from rig.gate.context import CaseContext
 from rig.measure.tcodes import is_tcode
 from rig.plugins import load_scenario_packs
 
-if TYPE_CHECKING:
-    from rig.gate.context import CaseContext
-
-CaseFn = Callable[["CaseContext"], None]
+CaseFn = Callable[[CaseContext], None]
 
 
 @dataclass(frozen=True)

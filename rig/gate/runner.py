@@ -152,7 +152,7 @@ def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval
 def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
              manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
              outcome: RunOutcome, tracer: RigTracer, span: Span) -> tuple[Verdict, str]:
-    ctx = CaseContext(rep, eval_set.case(spec.case_id), spec, store, target, eval_set, corpus_dir, manifest,
+    ctx = CaseContext(rep, eval_set.case(spec.case_id), store, target, eval_set, corpus_dir, manifest,
                       tracer=tracer, span=span, coverage=outcome.coverage)
     try:
         if spec.needs:
@@ -219,7 +219,6 @@ def _browser_half(ctx: CaseContext, browser: BrowserKit | str) -> None:
     if isinstance(browser, str):
         ctx.item("browser", Verdict.BLOCKED, f"no browser: {browser}")
         return
-    ctx.browser = browser
     try:
         browser.host.call(step(ctx, browser), timeout_s=240)
     except (TargetUnreachable, CapabilityMissing):

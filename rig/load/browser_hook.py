@@ -6,13 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING
 
 from rig.browser.session import BrowserPlan
 from rig.lifeline import spawn
-
-if TYPE_CHECKING:
-    from rig.load.session import LoadContext
+from rig.load.context import LoadContext
 
 
 def browser_hook(ctx: LoadContext) -> None:

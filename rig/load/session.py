@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rig import events
@@ -25,6 +25,7 @@ from rig.fixtures import ensure_corpus
 from rig.interrupt import graceful_stop
 from rig.load import live
 from rig.load.browser_hook import browser_hook
+from rig.load.context import LoadContext
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
 from rig.load.plan import DEFAULT_MIX, LoadPlan
@@ -50,29 +51,6 @@ from rig.target.session import Connection
 Progress = Callable[[str, float, float], None]
 
 MAX_REPLAY_USERS = 1000  # simulated users of a replay; more sessions than that wait for a free one
-
-
-@dataclass
-class LoadContext:
-    """What a running load test hands the `rig.events` load hooks as `run` (browser users, chaos schedules)."""
-
-    options: LoadOptions
-    run_dir: Path
-    store: EvidenceStore
-    connection: Connection
-    plan: LoadPlan
-    passwords: dict[str, str]  # by username
-    started_at: float = 0.0
-    stopped: threading.Event = field(default_factory=threading.Event)  # set when the load run has ended
-
-    @property
-    def adapter(self) -> Adapter:
-        return self.connection.adapter
-
-    @property
-    def target(self) -> EmbeddedWorkbench | None:
-        """The embedded workbench, when this run started one."""
-        return self.connection.embedded
 
 
 @dataclass

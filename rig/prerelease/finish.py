@@ -11,7 +11,7 @@ from rig.load.finish import finish_load_dir
 from rig.load.session import LoadResult
 from rig.policy import Decision
 from rig.prerelease.report import write_prerelease_report
-from rig.prerelease.session import PrereleaseResult
+from rig.prerelease.result import PrereleaseResult
 from rig.quality.session import QualityResult, finish_quality_dir
 from rig.results.load import LoadSummary
 from rig.results.quality import QualityReport

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from rig.evidence import EvidenceStore
 from rig.measure.aggregate import tcode_rows
+from rig.prerelease.result import PrereleaseResult
 from rig.quality.sheets import JudgeSheet, sheet_html
 from rig.quality.summary import turn_records
 from rig.report.chaos_section import chaos_bands, chaos_section
@@ -22,9 +22,6 @@ from rig.report.html import html_report, tcode_table
 from rig.report.load_section import error_headline, load_section
 from rig.report.quality_section import quality_section
 from rig.results.chaos import ChaosAnalysis
-
-if TYPE_CHECKING:
-    from rig.prerelease.session import PrereleaseResult
 
 
 class PartNumbers(BaseModel):

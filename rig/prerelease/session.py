@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
 from rig.policy import Decision
 from rig.prerelease.report import write_prerelease_report
+from rig.prerelease.result import PrereleaseResult
 from rig.quality.session import QualityOptions, QualityResult, run_quality
 from rig.report.write import point_latest
 from rig.results.load import LoadSummary
@@ -57,19 +57,6 @@ class PrereleaseOptions(BaseModel):
     quality_cases: list[str] | None = None  # all 75 case-turns by default
     gate_browser: bool = True  # the gate's browser halves too (cases 1, 5, 17, 20, 22, 27–30)
     resume: Path | None = None  # a killed pre-release run: finished parts are kept, the rest resumed or run
-
-
-@dataclass
-class PrereleaseResult:
-    run_dir: Path
-    load: LoadResult
-    gate: GateResult
-    quality: QualityResult
-    timings_s: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def decision(self) -> Decision:
-        return self.gate.decision
 
 
 DEMO_MARKS = ("report.html", "load")  # a directory holds a demo once its load part began or it reported

@@ -343,19 +343,20 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
     never `completed`. Evidence: rounds, tool definitions per round, end reasons.
     """
     opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
-    with ctx.part("last_round"):  # the round limit is set through the target's control; the empty answer is not
-        with ctx.settings(max_rounds=1):
-            limited = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
-        d = limited.detail
-        assert d is not None
-        last = d.rounds_detail[-1] if d.rounds_detail else None
-        e = ctx.observe("last-round variant", {"rounds": d.rounds, "max_rounds": d.max_rounds,
-                                               "rounds_detail": [r.model_dump() for r in d.rounds_detail],
-                                               "state": d.state, "end_reason": d.end_reason})
-        ctx.item("last_round_tools_withheld", last is not None and last.tools_offered in (False, []) and
-                 not d.tool_calls, f"last round offered tools: {last.tools_offered if last else None}", e)
-        ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
-                 f"ended {d.state}/{d.end_reason}", e)
+    if not ctx.lacks("last_round", "run_detail"):  # rounds and the tools offered in each: a run record's
+        with ctx.part("last_round"):  # the round limit is set through the target's control; the empty answer is not
+            with ctx.settings(max_rounds=1):
+                limited = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
+            d = limited.detail
+            assert d is not None
+            last = d.rounds_detail[-1] if d.rounds_detail else None
+            e = ctx.observe("last-round variant", {"rounds": d.rounds, "max_rounds": d.max_rounds,
+                                                   "rounds_detail": [r.model_dump() for r in d.rounds_detail],
+                                                   "state": d.state, "end_reason": d.end_reason})
+            ctx.item("last_round_tools_withheld", last is not None and last.tools_offered in (False, []) and
+                     not d.tool_calls, f"last round offered tools: {last.tools_offered if last else None}", e)
+            ctx.item("last_round_honest_end", d.end_reason == "max_rounds" and d.state in ("completed", "failed"),
+                     f"ended {d.state}/{d.end_reason}", e)
     fixture = ctx.model_fault("empty")
     empty = ctx.chat(ctx.a, opened.session_id, P32_QUESTION)
     if not ctx.took_effect(fixture, "empty_answer_failed"):

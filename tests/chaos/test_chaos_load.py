@@ -73,7 +73,7 @@ def test_a_load_run_that_fails_after_the_schedule_started_leaves_nothing_of_it_r
     from chaos import load_hook
     from rig import events
     from rig.errors import RigError
-    from rig.load.session import LoadContext
+    from rig.load.context import LoadContext
     from rig.plugins import load_extensions
 
     load_extensions()  # the chaos plug-in's listeners come first, as under `rig load --chaos`

@@ -13,8 +13,9 @@ from rig.compare.baseline import BaselineRule
 from rig.compare.history import History
 from rig.errors import ConfigError
 from rig.gate.session import GateOptions, run_gate
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, run_load
+from rig.load.session import run_load
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 

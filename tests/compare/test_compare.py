@@ -19,8 +19,9 @@ from rig.compare.model import CompareSettings
 from rig.compare.runs import compare_dirs, read_measures, samples
 from rig.compare.stats import call_shift
 from rig.gate.session import GateOptions, run_gate
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, run_load
+from rig.load.session import run_load
 from rig.promtext import sample_value
 from rig.telemetry.local_prometheus import LocalPushgateway
 from tests.schema_check import assert_valid

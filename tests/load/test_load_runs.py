@@ -16,8 +16,9 @@ import pytest
 
 from rig import events
 from rig.evidence import EvidenceStore
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, run_load
+from rig.load.session import run_load
 from rig.promtext import sample_value
 from rig.results.load import LoadSummary
 from rig.target.embedded import EmbeddedWorkbench

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from rig import events
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, run_load
+from rig.load.session import run_load
 
 pytestmark = pytest.mark.slow  # `make test-slow` (CI runs it after `make test`)
 

@@ -11,8 +11,9 @@ import pytest
 
 from rig import events
 from rig.gate.session import GateOptions, run_gate
+from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
-from rig.load.session import LoadContext, run_load
+from rig.load.session import run_load
 from rig.load.stages import parse_shape
 from rig.ports import free_port
 from rig.telemetry.local_prometheus import LocalPrometheus, LocalPushgateway

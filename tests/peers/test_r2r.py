@@ -43,6 +43,7 @@ OWN_FAILURES = {
     (6, "no_false_ready"),  # P15 and P16, text covers over image-only bodies, reported `success`
     (8, "P15"), (8, "P16"),  # their scanned bodies are not searchable
     (9, "partial_is_honest"),  # a PDF with an undecodable page reported `success`
+    (16, "empty_answer_failed"),  # an empty model answer streamed to its `done`, no error
 }
 DECIDED = (Verdict.PASS, Verdict.FAIL, Verdict.U)  # an item that ran; BLOCKED and N/A items did not
 
@@ -189,6 +190,24 @@ def test_r2r_reports_a_pdf_with_an_undecodable_page_a_success(peer: R2R, gate: G
     assert entry.broken_pages, "the fixture has a page whose text layer cannot be decoded"
     with _client(peer, "a") as a:
         assert _document(a, Path(entry.file).name)["ingestion_status"] == "success"
+
+
+def test_r2r_ends_an_empty_model_answer_done_not_failed(peer: R2R, gate: GateResult) -> None:
+    rule = httpx.post(f"{peer.proxy_url}/_rig/rules", json={"mode": "empty", "times": 1, "endpoint": "chat"},
+                      timeout=10).raise_for_status().json()["rule_id"]
+    try:
+        with _client(peer, "a") as a:
+            conversation = a.post("/v3/conversations").raise_for_status().json()["results"]["id"]
+            body = {"message": {"role": "user", "content": "2.9%指什么？"}, "conversation_id": conversation,
+                    "mode": "rag", "rag_tools": ["search_file_knowledge"], "rag_generation_config": {"stream": True}}
+            with a.stream("POST", "/v3/retrieval/agent", json=body) as reply:
+                assert reply.status_code == 200
+                names = [line.split(":", 1)[1].strip() for line in reply.iter_lines() if line.startswith("event:")]
+        fired = next(r for r in httpx.get(f"{peer.proxy_url}/_rig/rules", timeout=10).json() if r["rule_id"] == rule)
+    finally:
+        httpx.delete(f"{peer.proxy_url}/_rig/rules/{rule}", timeout=10)
+    assert fired["fired"] == 1  # the model's answer was empty
+    assert "message" not in names and "error" not in names and names[-1] == "done", names  # … and R2R said done
 
 
 def test_r2r_refuses_a_corrupt_pdf_in_the_upload_and_keeps_a_failed_record(peer: R2R) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -163,6 +163,11 @@ class HttpAdapter(Adapter):
 
     def _options(self, variables: dict[str, Any]) -> Any:
         return rule_options(variables, self.uploads.doc_of)
+
+    @property
+    def doc_of(self) -> Callable[[str], str | None]:
+        """The id of a document the rig uploaded, by the file name it gave it (rules call it as `doc_of`)."""
+        return self.uploads.doc_of
 
     def send(self, name: str, request: Request, auth: Auth | None, variables: dict[str, Any], *,
              raise_for_status: bool = True, headers: dict[str, str] | None = None) -> tuple[Reply, dict[str, Any]]:

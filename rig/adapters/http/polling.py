@@ -7,27 +7,36 @@ still for `stall_s` (TargetStalled, which the rig reports as undecidable, never 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import orjson
 
 from rig.adapters.http.extract import Reader
 from rig.adapters.http.functions import options as rule_options
-from rig.adapters.http.spec import Poll, compile_path
+from rig.adapters.http.spec import Poll, Request, compile_path
 from rig.adapters.models import Auth
+from rig.adapters.transport import Reply
 from rig.errors import TargetStalled
 
-if TYPE_CHECKING:
-    from rig.adapters.http.adapter import HttpAdapter
+
+class Sender(Protocol):
+    """What a poll needs of the adapter: one request of an operation sent, and the upload ledger's names."""
+
+    def send(self, name: str, request: Request, auth: Auth | None, variables: dict[str, Any]
+             ) -> tuple[Reply, dict[str, Any]]: ...
+
+    @property
+    def doc_of(self) -> Callable[[str], str | None]: ...
 
 
-def poll_answer(adapter: HttpAdapter, name: str, poll: Poll, auth: Auth | None, variables: dict[str, Any],
+def poll_answer(adapter: Sender, name: str, poll: Poll, auth: Auth | None, variables: dict[str, Any],
                 first: Any) -> Any:
     """The first answer completed by polling: `poll.request` (which may name the first answer's fields) until
     `poll.until` holds, its `result` merged over the first answer's."""
     values = {**variables, **(first if isinstance(first, dict) else {})}
     until, reader = compile_path(poll.until), Reader(poll.result, poll.values)
-    opts = rule_options(values, adapter.uploads.doc_of)
+    opts = rule_options(values, adapter.doc_of)
     seen, moved = b"", time.monotonic()
     while True:
         reply, _ = adapter.send(f"{name}.poll", poll.request, auth, values)
