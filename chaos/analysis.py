@@ -11,8 +11,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from rig.evidence import EvidenceStore
-from rig.load.runviews import TERMINAL, RunView, run_views
-from rig.results.chaos import ChaosAnalysis, Retained
+from rig.load import TERMINAL, RunView, run_views
+from rig.results import ChaosAnalysis, Retained
 from rig.stats import summarize
 
 

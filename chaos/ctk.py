@@ -15,13 +15,11 @@ from typing import Any
 
 from chaos.proxy_base import ProxyControl
 from chaos.vocabulary import Fault
-from rig.adapters import Adapter, load_adapter_class
-from rig.adapters.models import Auth, ToolResultEvent
+from rig.adapters import Adapter, Auth, ToolResultEvent, load_adapter_class
 from rig.config import RigConfig, load_config
 from rig.errors import RigError, TargetUnreachable
 from rig.fixtures import ensure_corpus
-from rig.target.readiness import wait_ready
-from rig.target.restart import CommandRestarter, DockerRestarter, RestartMode
+from rig.target import CommandRestarter, DockerRestarter, RestartMode, wait_ready
 
 CTK_PROJECT = "rig-ctk"
 DEFAULT_QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主要发现"

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from chaos.proxy_base import ProxyControl
 from chaos.vocabulary import Fault
 from rig.errors import CapabilityMissing, ConfigError
-from rig.target.restart import MISSING_RESTARTER, Restarter, RestartMode
+from rig.target import MISSING_RESTARTER, Restarter, RestartMode
 
 
 class Applied(BaseModel):

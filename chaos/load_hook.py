@@ -19,12 +19,10 @@ from chaos.runner import ChaosMetrics, ChaosRunner
 from chaos.schedule import load_schedule
 from rig import events
 from rig.errors import RigError
-from rig.load.context import LoadContext
-from rig.load.options import LoadOptions
+from rig.load import LoadContext, LoadOptions
 from rig.ports import free_port
-from rig.results.chaos import Retained
-from rig.results.load import LoadSummary
-from rig.telemetry.tracing import RigTracer, configured_endpoints, noop_tracer
+from rig.results import LoadSummary, Retained
+from rig.telemetry import RigTracer, configured_endpoints, noop_tracer
 
 
 class ChaosLoad:

@@ -19,9 +19,9 @@ from chaos.injectors import Applied, Injectors
 from chaos.schedule import Probe, Schedule, Step
 from rig import events
 from rig.errors import RigError
-from rig.load.context import LoadContext
-from rig.results.chaos import ProbeResult, Window
-from rig.telemetry.tracing import RigTracer, noop_tracer
+from rig.load import LoadContext
+from rig.results import ProbeResult, Window
+from rig.telemetry import RigTracer, noop_tracer
 
 
 def _now_ms() -> float:

@@ -23,7 +23,7 @@ from chaos.http_proxy import HTTP_MODES
 from chaos.llm_proxy import LLM_MODES
 from chaos.net_proxy import NET_MODES, Direction, LinkFault
 from chaos.rules import ModelEndpoint, ProxyFault
-from rig.target.restart import RESTART_MODES
+from rig.target import RESTART_MODES
 
 Via = Literal["target", "llm_proxy", "http_proxy", "restart", "network"]
 TARGET_POINTS = ("internal_search", "encode", "query", "expand", "llm", "summarize", "trace_export")

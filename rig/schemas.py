@@ -6,7 +6,7 @@
 | file | model |
 |---|---|
 | `load.json` | `rig.load.summary.LoadSummary` |
-| `results.json` | `rig.report.results.GateResults` |
+| `results.json` | `rig.results.gate.GateResults` |
 | `quality.json` | `rig.quality.summary.QualityReport` |
 | `prerelease.json` | `rig.prerelease.report.PrereleaseNumbers` |
 | `compare.json` | `rig.compare.model.CompareResult` |
@@ -27,8 +27,8 @@ from pydantic import BaseModel
 from rig.compare.model import CompareResult
 from rig.coverage import CoverageMatrix
 from rig.prerelease.report import PrereleaseNumbers
-from rig.report.results import GateResults
 from rig.results.capacity import CapacityResult
+from rig.results.gate import GateResults
 from rig.results.load import LoadSummary
 from rig.results.quality import QualityReport
 from rig.results.summary import RunSummary

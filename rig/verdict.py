@@ -51,3 +51,13 @@ def aggregate(items: list[Item]) -> tuple[Verdict, str]:
     if all(i.verdict == Verdict.NA for i in required):
         return Verdict.NA, "; ".join(i.reason for i in required)
     return Verdict.PASS, "every required item has passing evidence"
+
+
+def final_verdict(repeats: list[Verdict]) -> tuple[Verdict, str | None]:
+    """One verdict over repetitions; a flip is reported, and a shown failure is never cancelled."""
+    distinct = set(repeats)
+    if len(distinct) == 1:
+        return repeats[0], None
+    if Verdict.FAIL in distinct:
+        return Verdict.FAIL, f"verdict flipped across repetitions: {[v.value for v in repeats]}"
+    return Verdict.U, f"verdict flipped across repetitions: {[v.value for v in repeats]}"

@@ -6,8 +6,7 @@ workers to the master, the master's Prometheus endpoint, target sampling and the
 
 import os
 
-from rig.load.locust_hooks import install
-from rig.load.stages import SHAPE_ENV
+from rig.load import SHAPE_ENV, install
 from scenarios.load import IngestUser, OpenLoopResearcher, ReplayUser, ResearcherUser
 
 install()
@@ -15,6 +14,6 @@ install()
 __all__ = ["IngestUser", "OpenLoopResearcher", "ReplayUser", "ResearcherUser"]
 
 if os.environ.get(SHAPE_ENV):  # a load shape (stages, or the rig steering `rig capacity`): Locust uses the one it finds
-    from rig.load.shape import RigShape
+    from rig.load import RigShape
 
     __all__ += ["RigShape"]

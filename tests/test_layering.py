@@ -6,6 +6,7 @@ dependencies."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ def test_the_check_sees_a_nested_import(tmp_path: Path) -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("clock", "stats", "yamlfile", "redact", "rundir", "ports", "lifeline", "waiting", "plugins", "interrupt",
-     "promtext", "pdftext", "events"),
+     "promtext", "pdftext", "events", "lazy"),
     ("catalog",),
     ("fixtures",),
     ("measure",),  # typed events, Measure, T-codes, the one SSE framing, derivation, aggregation, thresholds
@@ -215,3 +216,89 @@ def test_no_module_cycles_not_even_through_type_checking_imports() -> None:
 def test_the_cycle_check_sees_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _public_face_offences(paths: list[Path]) -> list[str]:
+    """Imports of the rig that pass by its public face: a module below a sub-namespace (`rig.gate.context`), a name a
+    package does not list in its `__all__`, or a private name of a foundation module."""
+    import importlib
+
+    found = []
+    for path in paths:
+        where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deep = [a.name for a in node.names if a.name.startswith("rig.") and a.name.count(".") > 1]
+                found += [f"{where}:{node.lineno} imports {d}" for d in deep]
+                continue
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and
+                    node.module.split(".")[0] == "rig"):
+                continue
+            if node.module.count(".") > 1:
+                found.append(f"{where}:{node.lineno} imports from {node.module}")
+                continue
+            module = importlib.import_module(node.module)
+            listed = getattr(module, "__all__", None) if hasattr(module, "__path__") else None
+            for alias in node.names:
+                name = alias.name
+                is_module = (ROOT / node.module.replace(".", "/") / f"{name}.py").exists()
+                if (listed is not None and name not in listed and not is_module) or name.startswith("_"):
+                    found.append(f"{where}:{node.lineno} {name} is not public in {node.module}")
+    return found
+
+
+def test_scenarios_and_chaos_reach_the_rig_only_through_its_public_face() -> None:
+    paths = [*sorted((ROOT / "scenarios").rglob("*.py")), *sorted((ROOT / "chaos").rglob("*.py"))]
+    assert _public_face_offences(paths) == []
+
+
+def test_the_public_face_check_sees_a_way_around_it(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from rig.gate.context import CaseContext\nfrom rig.gate import _CASES\n"
+                      "from rig.load import not_there\nfrom rig.gate import case\nimport rig.target.open\n",
+                      encoding="utf-8")
+    found = [line.split(" ", 1)[1] for line in _public_face_offences([module])]
+    assert found == ["imports from rig.gate.context", "_CASES is not public in rig.gate",
+                     "not_there is not public in rig.load", "imports rig.target.open"]
+
+
+def _defines(module: str) -> set[str]:
+    """The names a rig module's source binds at its top level (read, not imported: `rig.load`'s Locust side must not
+    load in this process)."""
+    parts = module.split(".")
+    path = ROOT.joinpath(*parts).with_suffix(".py")
+    path = path if path.exists() else ROOT.joinpath(*parts, "__init__.py")
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def test_each_lazy_namespace_lists_what_it_loads_and_every_name_is_where_it_says() -> None:
+    import importlib
+
+    for package in ("rig", "rig.gate", "rig.load", "rig.quality", "rig.results", "rig.target", "rig.telemetry",
+                    "rig.browser", "rig.cli"):
+        module = importlib.import_module(package)
+        table: dict[str, str] = module._EXPORTS
+        assert sorted(table) == sorted(module.__all__), package
+        absent = [f"{name} in {where}" for name, where in table.items()
+                  if where != f"{package}.{name}" and name not in _defines(where)]
+        assert absent == [], package
+
+
+def test_readme_lists_the_layers_in_this_order() -> None:
+    """README's Parts row for `rig/` names every unit (the foundation may be cut short with "…") in the layering
+    order above: the two cannot drift apart."""
+    row = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `rig/` |"))
+    named = [t for t in (m.strip("`") for m in re.findall(r"`[\w./]+`", row)) if t in RANK]
+    ranks = [RANK[u] for u in named]
+    assert ranks == sorted(ranks), [u for u, r in zip(named, ranks, strict=True) if r < max(ranks[:named.index(u) + 1])]
+    assert sorted(set(RANK) - set(named) - set(LAYERS[1])) == []

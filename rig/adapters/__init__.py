@@ -6,12 +6,33 @@ import importlib
 
 from rig.adapters.base import Adapter, Exchange
 from rig.adapters.capabilities import Capabilities
+from rig.adapters.models import (
+    Auth,
+    CheckpointEvent,
+    Citation,
+    CitationEvent,
+    Document,
+    Event,
+    Hit,
+    Located,
+    Message,
+    ModelConfigView,
+    RunDetail,
+    SearchResult,
+    Session,
+    Submitted,
+    TokenEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from rig.adapters.transport import HttpxTransport, Reply, StreamReply, Transport, TransportError
 from rig.adapters.workbench import WorkbenchAdapter
 from rig.errors import ConfigError
 
-__all__ = ["Adapter", "Capabilities", "Exchange", "HttpxTransport", "Reply", "StreamReply", "Transport",
-           "TransportError", "WorkbenchAdapter", "load_adapter_class"]
+__all__ = ["Adapter", "Auth", "Capabilities", "CheckpointEvent", "Citation", "CitationEvent", "Document", "Event",
+           "Exchange", "Hit", "HttpxTransport", "Located", "Message", "ModelConfigView", "Reply", "RunDetail",
+           "SearchResult", "Session", "StreamReply", "Submitted", "TokenEvent", "ToolCallEvent", "ToolResultEvent",
+           "Transport", "TransportError", "WorkbenchAdapter", "load_adapter_class"]
 
 
 def load_adapter_class(spec: str) -> type[Adapter]:

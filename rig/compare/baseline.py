@@ -13,7 +13,6 @@ kind and target in the history) apply them after their own decision; the exit co
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rig.compare.history import History
@@ -24,6 +23,7 @@ from rig.measure.aggregate import ended_run_ids, observed, run_ends
 from rig.measure.tally import tally
 from rig.measure.thresholds import BaselineRule
 from rig.policy import Decision
+from rig.results.load import LoadSummary
 
 
 def error_rate(run_dir: Path) -> float | None:
@@ -31,7 +31,7 @@ def error_rate(run_dir: Path) -> float | None:
     ratio where the run wrote one, else the same tally over the run's stored rows."""
     summary = run_dir / "load.json"
     if summary.exists():
-        return float(json.loads(summary.read_text(encoding="utf-8")).get("error_ratio") or 0.0)
+        return LoadSummary.model_validate_json(summary.read_bytes()).error_ratio
     rows = read_measures(run_dir)
     return tally(run_ends(rows), ended_run_ids(rows), [m for m in rows if m.code == "error"],
                  [m for m in rows if m.code == "task"]).error_ratio

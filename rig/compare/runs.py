@@ -6,12 +6,14 @@ evidence store), so a comparison can be made of any two runs kept on disk, howev
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from rig.adapters.protocol import describe
 from rig.compare.capacity import capacity_shift, read_capacity
 from rig.compare.model import (
     CompareResult,
@@ -28,7 +30,11 @@ from rig.evidence import EvidenceStore
 from rig.measure.aggregate import counts_for_headline, run_ends
 from rig.measure.events import Measure
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
+from rig.results.gate import CaseResult, GateResults
+from rig.results.load import LoadSummary
 from rig.runmanifest import RunManifest, read_manifest
+
+M = TypeVar("M", bound=BaseModel)
 
 PARTS = ("gate", "load", "quality")
 STATS = ("p50", "p95", "p99")
@@ -93,10 +99,9 @@ def read_run(path: Path) -> RunFiles:
             plan, measures = dict(store.meta("plan") or {}), store.measures()
         finally:
             store.close()
-    summary = path / "load.json"
-    if summary.exists():  # the user and worker counts are the run's, not the plan's
-        data = json.loads(summary.read_text(encoding="utf-8"))
-        plan.update({k: data.get(k) for k in ("users", "workers", "duration_s")})
+    summary = _load_summary(path)
+    if summary is not None:  # the user and worker counts are the run's, not the plan's
+        plan.update(users=summary.users, workers=summary.workers, duration_s=summary.duration_s)
     return RunFiles(path, manifest, plan, measures)
 
 
@@ -144,18 +149,18 @@ def verdict_changes(base: Path, new: Path) -> list[VerdictChange]:
     out: list[VerdictChange] = []
     for key in dict.fromkeys([*rb, *rn]):
         cb, cn = rb.get(key), rn.get(key)
-        vb, vn = (cb or {}).get("verdict"), (cn or {}).get("verdict")
+        vb, vn = (cb.verdict.value if cb else None), (cn.verdict.value if cn else None)
         if vb != vn:
-            out.append(VerdictChange(case=key, base=vb, new=vn, base_reason=(cb or {}).get("reason", ""),
-                                     new_reason=(cn or {}).get("reason", ""), worse=_worse(vb, vn)))
-        ib = {i["name"]: i for i in (cb or {}).get("items", [])}
-        inn = {i["name"]: i for i in (cn or {}).get("items", [])}
+            out.append(VerdictChange(case=key, base=vb, new=vn, base_reason=cb.reason if cb else "",
+                                     new_reason=cn.reason if cn else "", worse=_worse(vb, vn)))
+        ib = {i.name: i for i in (cb.items if cb else [])}
+        inn = {i.name: i for i in (cn.items if cn else [])}
         for item in dict.fromkeys([*ib, *inn]):
-            xb, xn = (ib.get(item) or {}).get("verdict"), (inn.get(item) or {}).get("verdict")
+            b, n = ib.get(item), inn.get(item)
+            xb, xn = (b.verdict.value if b else None), (n.verdict.value if n else None)
             if xb != xn:
-                out.append(VerdictChange(case=key, item=item, base=xb, new=xn,
-                                         base_reason=(ib.get(item) or {}).get("reason", ""),
-                                         new_reason=(inn.get(item) or {}).get("reason", ""), worse=_worse(xb, xn)))
+                out.append(VerdictChange(case=key, item=item, base=xb, new=xn, base_reason=b.reason if b else "",
+                                         new_reason=n.reason if n else "", worse=_worse(xb, xn)))
     return out
 
 
@@ -223,12 +228,11 @@ def rate_changes(base: list[Measure], new: list[Measure], settings: CompareSetti
 
 def throughput(rb: RunFiles, rn: RunFiles) -> dict[str, Any] | None:
     """Completed runs per second, compared only at equal offered load (the same open-loop arrival rate)."""
-    lb, ln = rb.path / "load.json", rn.path / "load.json"
-    if rb.manifest.kind != "load" or not (lb.exists() and ln.exists()):
+    jb, jn = _load_summary(rb.path), _load_summary(rn.path)
+    if rb.manifest.kind != "load" or jb is None or jn is None:
         return None
-    jb, jn = json.loads(lb.read_text(encoding="utf-8")), json.loads(ln.read_text(encoding="utf-8"))
     pb, pn = rb.plan, rn.plan
-    row: dict[str, Any] = {"base_rps": jb.get("throughput_rps"), "new_rps": jn.get("throughput_rps")}
+    row: dict[str, Any] = {"base_rps": jb.throughput_rps, "new_rps": jn.throughput_rps}
     if pb.get("arrival") == "closed" or pn.get("arrival") == "closed":
         row["comparable"] = False
         row["why"] = "closed-loop runs: throughput follows the target's own speed, not an offered load"
@@ -275,12 +279,28 @@ def read_measures(path: Path) -> list[Measure]:
         store.close()
 
 
-def _results(path: Path) -> dict[str, dict[str, Any]]:
+def _results(path: Path) -> dict[str, CaseResult]:
+    """The cases of a run's results.json by record id, read through its model (none without the file)."""
     file = path / "results.json"
     if not file.exists():
         return {}
-    data = json.loads(file.read_text(encoding="utf-8"))
-    return {str(c.get("record_id") or c.get("case_id")): c for c in data.get("cases", [])}
+    return {c.record_id or str(c.case_id): c for c in _read(file, GateResults).cases}
+
+
+def _load_summary(path: Path) -> LoadSummary | None:
+    """A run's load.json through its model (None without the file)."""
+    file = path / "load.json"
+    return _read(file, LoadSummary) if file.exists() else None
+
+
+def _read(file: Path, model: type[M]) -> M:
+    """A result file through its model; one that does not fit is named with what is wrong, never a traceback."""
+    try:
+        return model.model_validate_json(file.read_bytes())
+    except ValidationError as exc:
+        raise ConfigError(f"{file} is not a {model.__name__} the rig wrote: {describe(exc)}",
+                          fix="compare run directories written by this version of the rig (or re-run `rig report` "
+                              "on them)") from None
 
 
 def _worse(before: str | None, after: str | None) -> bool:

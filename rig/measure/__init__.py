@@ -10,7 +10,22 @@
     rig.measure.prometheus  the rig's Prometheus schema
 """
 
+from rig.measure.derive import (
+    ingest_measures,
+    refusal_measures,
+    restart_measures,
+    run_measures,
+    search_measures,
+    send_lag_measure,
+    stage_measures,
+    tcode,
+)
+from rig.measure.events import Measure
 from rig.measure.sse import RawEvent, SseParser, read_events
+from rig.measure.tally import LOAD_ENDED, task_row, turn_row
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
+from rig.measure.transcript import RunTranscript
 
-__all__ = ["TIME_CODES", "RawEvent", "SseParser", "TCode", "is_tcode", "read_events"]
+__all__ = ["LOAD_ENDED", "TIME_CODES", "Measure", "RawEvent", "RunTranscript", "SseParser", "TCode", "ingest_measures",
+           "is_tcode", "read_events", "refusal_measures", "restart_measures", "run_measures", "search_measures",
+           "send_lag_measure", "stage_measures", "task_row", "tcode", "turn_row"]

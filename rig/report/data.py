@@ -9,27 +9,14 @@ from pydantic import BaseModel, Field
 
 from rig.coverage import CoverageMatrix, Exercise, build_matrix
 from rig.evidence import CaseRow, EvidenceStore
-from rig.measure.aggregate import TCodeRow, TCodeStats, headlines, run_ends, tcode_rows
+from rig.measure.aggregate import TCodeRow, headlines, run_ends, tcode_rows
 from rig.measure.events import Measure
 from rig.policy import CaseVerdict, Decision
 from rig.report.traces import TraceTree, case_traces
-from rig.verdict import Item, Verdict
+from rig.results.gate import CaseResult
+from rig.verdict import Verdict, final_verdict
 
-__all__ = ["CaseReport", "CaseResult", "ReportData", "RunRow", "TCodeRow", "build_report_data", "final_verdict", "store_verdicts"]
-
-
-class CaseResult(BaseModel):
-    """A case's verdict over its repetitions, its items and its T-code headlines (what results.json lists)."""
-
-    record_id: str
-    case_id: int
-    module: str
-    name: str
-    verdict: Verdict
-    reason: str
-    repeats: list[Verdict] = Field(default_factory=list)
-    items: list[Item] = Field(default_factory=list)
-    metrics: dict[str, TCodeStats] = Field(default_factory=dict)
+__all__ = ["CaseReport", "ReportData", "RunRow", "TCodeRow", "build_report_data", "store_verdicts"]
 
 
 class CaseReport(CaseResult):
@@ -59,16 +46,6 @@ class ReportData(BaseModel):
     runs: list[RunRow]
     traces: list[TraceTree] = Field(default_factory=list)
     coverage: CoverageMatrix | None = None  # the gate's operations × actor × state (rig.coverage)
-
-
-def final_verdict(repeats: list[Verdict]) -> tuple[Verdict, str | None]:
-    """One verdict over repetitions; a flip is reported, and a shown failure is never cancelled."""
-    distinct = set(repeats)
-    if len(distinct) == 1:
-        return repeats[0], None
-    if Verdict.FAIL in distinct:
-        return Verdict.FAIL, f"verdict flipped across repetitions: {[v.value for v in repeats]}"
-    return Verdict.U, f"verdict flipped across repetitions: {[v.value for v in repeats]}"
 
 
 def _by_case(store: EvidenceStore) -> dict[int, list[CaseRow]]:

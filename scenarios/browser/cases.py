@@ -11,9 +11,8 @@ import asyncio
 
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from rig.browser.driver import BrowserTurn, BrowserUser, turn_measures
-from rig.gate.browser_kit import BrowserKit, browser_step
-from rig.gate.context import CaseContext
+from rig.browser import BrowserTurn, BrowserUser, turn_measures
+from rig.gate import BrowserKit, CaseContext, browser_step
 from scenarios.reliability.login_isolation import CASE1_QUESTION
 from scenarios.reliability.steps import answer_of
 

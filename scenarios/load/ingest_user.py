@@ -12,8 +12,8 @@ from locust import between, task
 from rig.clock import now_ns
 from rig.corpus_load import server_t1_ms
 from rig.errors import TargetError
-from rig.load.user import AdapterUser, error_row
-from rig.measure.derive import ingest_measures
+from rig.load import AdapterUser, error_row
+from rig.measure import ingest_measures
 
 
 class IngestUser(AdapterUser):

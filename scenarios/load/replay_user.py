@@ -17,16 +17,11 @@ from pathlib import Path
 import gevent
 from locust.exception import StopUser
 
-from rig.adapters.models import Submitted
+from rig.adapters import Submitted
 from rig.clock import now_ns
 from rig.errors import TargetError
-from rig.load.process import replay_of
-from rig.load.replay import ReplaySession, ReplayTurn
-from rig.load.user import error_row
-from rig.measure.derive import send_lag_measure
-from rig.measure.events import Measure
-from rig.measure.sse import RawEvent
-from rig.measure.transcript import RunTranscript
+from rig.load import ReplaySession, ReplayTurn, error_row, replay_of
+from rig.measure import Measure, RawEvent, RunTranscript, send_lag_measure
 from scenarios.load.researcher import ResearcherUser, _answer, _reason
 
 UPLOAD_POLL_S = 0.1

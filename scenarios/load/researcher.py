@@ -18,20 +18,24 @@ import gevent
 from gevent import GreenletExit
 from locust import task
 
-from rig.adapters.models import Event, RunDetail, TokenEvent
+from rig.adapters import Event, RunDetail, TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
-from rig.load.deriver import DERIVER
-from rig.load.plan import PaperSet
-from rig.load.process import run_tracer, schedule_of
-from rig.load.user import AdapterUser, RunEndedWithoutBody, error_row, reason_of
-from rig.measure.derive import run_measures, search_measures, send_lag_measure, tcode
-from rig.measure.events import Measure
-from rig.measure.sse import RawEvent
-from rig.measure.tally import LOAD_ENDED, task_row, turn_row
-from rig.measure.tcodes import TCode
-from rig.measure.transcript import RunTranscript
-from rig.telemetry.tracing import traceparent_of
+from rig.load import DERIVER, AdapterUser, PaperSet, RunEndedWithoutBody, error_row, reason_of, run_tracer, schedule_of
+from rig.measure import (
+    LOAD_ENDED,
+    Measure,
+    RawEvent,
+    RunTranscript,
+    TCode,
+    run_measures,
+    search_measures,
+    send_lag_measure,
+    task_row,
+    tcode,
+    turn_row,
+)
+from rig.telemetry import traceparent_of
 
 RECONCILE_POLL_S = 0.5
 NEEDS = {"revision": (), "stop_resume": ("stop", "resume"), "late_stop": ("stop",), "regenerate": ("regenerate",),

@@ -6,13 +6,11 @@ is traced to the hits the run's own tool calls returned. T-codes come from the r
 
 from __future__ import annotations
 
-from rig.adapters.models import Citation, CitationEvent
-from rig.measure.derive import run_measures
-from rig.measure.transcript import RunTranscript
+from rig.adapters import Citation, CitationEvent
+from rig.measure import RunTranscript, run_measures
 from rig.pdftext import place_quote
-from rig.quality import metrics
-from rig.quality.context import QualityContext, answer_citations, open_pages, run_hits
-from rig.results.quality import RankedHit, TurnRecord
+from rig.quality import QualityContext, answer_citations, metrics, open_pages, run_hits
+from rig.results import RankedHit, TurnRecord
 from rig.verdict import Verdict
 
 NOT_MEASURED = {

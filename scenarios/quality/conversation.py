@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.measure.transcript import RunTranscript
-from rig.quality.context import QualityContext
-from rig.quality.driver import CaseDriver
-from rig.quality.registry import scenario
-from rig.results.quality import TurnRecord
+from rig.measure import RunTranscript
+from rig.quality import CaseDriver, QualityContext, scenario
+from rig.results import TurnRecord
 from rig.verdict import Verdict
 from scenarios.quality.asking import measure_turn
 from scenarios.quality.expectations import expected_refusal, unapplied_preparation

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import re
 
-from rig.measure.derive import search_measures
-from rig.quality import metrics
-from rig.quality.driver import CaseDriver
-from rig.quality.registry import scenario
-from rig.results.quality import RankedHit
+from rig.measure import search_measures
+from rig.quality import CaseDriver, metrics, scenario
+from rig.results import RankedHit
 from rig.verdict import Verdict
 from scenarios.quality.asking import listed_tcodes
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from rig.catalog.models import QualityTurn
+from rig.catalog import QualityTurn
 
 NO_EVIDENCE = {
     "对抗-02-1": "asks to cite a paper that is not among the materials",

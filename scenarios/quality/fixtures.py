@@ -16,10 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.quality import metrics
-from rig.quality.context import QualityContext
-from rig.quality.driver import CaseDriver
-from rig.quality.registry import scenario
+from rig.quality import CaseDriver, QualityContext, metrics, scenario
 from rig.verdict import Verdict
 from scenarios.quality.conversation import Conversation
 

@@ -6,10 +6,8 @@ import hashlib
 import time
 from typing import Any
 
-from rig.adapters.models import Citation, Located
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.gate.saved import kept, snapshot
+from rig.adapters import Citation, Located
+from rig.gate import CaseContext, case, kept, snapshot
 from rig.pdftext import occurrences_on_page, pages_containing, squash
 from rig.verdict import Verdict
 from scenarios.reliability.steps import (

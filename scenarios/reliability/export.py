@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from rig.adapters.models import Message, Session
+from rig.adapters import Message, Session
 from rig.errors import CapabilityMissing
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
+from rig.gate import CaseContext, case
 from rig.verdict import Verdict
 from scenarios.reliability.steps import saved_answer
 

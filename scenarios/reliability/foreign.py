@@ -13,12 +13,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from rig.adapters.models import Auth, CheckpointEvent, TokenEvent
+from rig.adapters import Auth, CheckpointEvent, TokenEvent
 from rig.errors import CapabilityMissing, TargetUnreachable
-from rig.gate.context import CaseContext
-from rig.gate.saved import kept, snapshot
-from rig.measure.transcript import RunTranscript
-from rig.target.linking import normalised
+from rig.gate import CaseContext, kept, snapshot
+from rig.measure import RunTranscript
+from rig.target import normalised
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt, wait_terminal
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from rig.adapters.models import Document
+from rig.adapters import Document
 from rig.errors import TargetHTTPError
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.measure.derive import ingest_measures, search_measures
-from rig.target.setup import IngestEntry
+from rig.gate import CaseContext, case
+from rig.measure import ingest_measures, search_measures
+from rig.target import IngestEntry
 from rig.verdict import Verdict
 from scenarios.reliability.steps import attempt, citation_grounded, hit_in_original, hit_pages, saved_answer
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from rig.errors import TargetHTTPError
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.measure.derive import refusal_measures
-from rig.measure.transcript import RunTranscript
+from rig.gate import CaseContext, case
+from rig.measure import RunTranscript, refusal_measures
 from scenarios.reliability.steps import run_ended
 
 REQUIREMENT = "最后的要求：请在回答的第一句写出编号 RIG-36-MARKER。"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
+from rig.gate import CaseContext, case
 from scenarios.reliability.foreign import foreign_actions
 from scenarios.reliability.steps import UNLINKED_TRIED, answer_cited, attempt, export_format, run_ended
 

@@ -7,13 +7,10 @@ from dataclasses import dataclass
 from typing import cast
 
 from rig import events
-from rig.adapters.base import Exchange
-from rig.adapters.models import Auth, ModelConfigView
+from rig.adapters import Auth, Exchange, ModelConfigView
 from rig.errors import TargetHTTPError
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.gate.saved import kept, snapshot
-from rig.measure.transcript import RunTranscript
+from rig.gate import CaseContext, case, kept, snapshot
+from rig.measure import RunTranscript
 from scenarios.reliability.foreign import must_refuse
 
 QUESTION = "2.9%指什么？"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.measure.derive import search_measures
-from rig.measure.transcript import RunTranscript
-from rig.telemetry.otlp_receiver import ReceivedSpan, subtree
+from rig.gate import CaseContext, case
+from rig.measure import RunTranscript, search_measures
+from rig.telemetry import ReceivedSpan, subtree
 from rig.verdict import Verdict
 
 EXPECTED_SPANS = ("run", "chat ", "execute_tool internal_search")

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 
-from rig.adapters.models import Message, Session, TokenEvent
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.gate.saved import kept, snapshot
+from rig.adapters import Message, Session, TokenEvent
+from rig.gate import CaseContext, case, kept, snapshot
 from scenarios.reliability.steps import UNLINKED_TRIED, attempt, run_ended, saved_answer, wait_terminal
 
 

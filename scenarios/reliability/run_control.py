@@ -6,15 +6,12 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rig.adapters.models import CheckpointEvent, Event, RunDetail, TokenEvent
+from rig.adapters import CheckpointEvent, Event, RunDetail, TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.errors import CapabilityMissing, TargetHTTPError
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.gate.saved import kept, snapshot
-from rig.measure.derive import restart_measures, stage_measures
-from rig.measure.transcript import RunTranscript
-from rig.target.restart import MISSING_RESTARTER
+from rig.gate import CaseContext, case, kept, snapshot
+from rig.measure import RunTranscript, restart_measures, stage_measures
+from rig.target import MISSING_RESTARTER
 from rig.verdict import Verdict
 from rig.waiting import wait_until, wait_while_moving
 from scenarios.reliability.steps import (

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig.adapters.models import Citation, Hit, Message, Session
+from rig.adapters import Citation, Hit, Message, Session
 from rig.errors import TargetHTTPError
-from rig.gate.context import CaseContext
-from rig.measure.transcript import RunTranscript
+from rig.gate import CaseContext
+from rig.measure import RunTranscript
 from rig.pdftext import occurrences_on_page, page_texts, pages_containing, span_pages, squash
 from rig.promtext import sample_value
 from rig.waiting import wait_until, wait_while_moving

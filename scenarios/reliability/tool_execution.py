@@ -6,15 +6,12 @@ from typing import Any
 
 from opentelemetry.trace import Span
 
-from rig.adapters.models import Hit, RunDetail, SearchResult, ToolCallEvent, ToolResultEvent
-from rig.gate.context import CaseContext
-from rig.gate.registry import case
-from rig.measure.derive import search_measures
-from rig.measure.transcript import RunTranscript
+from rig.adapters import Hit, RunDetail, SearchResult, ToolCallEvent, ToolResultEvent
+from rig.gate import CaseContext, case
+from rig.measure import RunTranscript, search_measures
 from rig.pdftext import page_texts, squash
-from rig.target.recording import Fixture
-from rig.telemetry.otlp_receiver import ReceivedSpan, subtree
-from rig.telemetry.tracing import trace_id_of, traceparent_of
+from rig.target import Fixture
+from rig.telemetry import ReceivedSpan, subtree, trace_id_of, traceparent_of
 from rig.verdict import Verdict
 from rig.waiting import wait_while_moving
 from scenarios.reliability.steps import answer_of, model_calls_ended
