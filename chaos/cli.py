@@ -19,7 +19,8 @@ from chaos.proxy_base import FaultProxy
 from chaos.rules import ProxyFault
 from chaos.schedule import load_schedule
 from chaos.vocabulary import MODES, TARGET_POINTS
-from rig.cli import console, fail
+from rig.cli import fail
+from rig.cli import terminal as console
 from rig.clock import parse_duration
 from rig.errors import RigError
 

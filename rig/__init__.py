@@ -13,11 +13,11 @@ internal and may move.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing
 
 from rig.lazy import exports
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from rig import events
     from rig.adapters import Adapter, Capabilities, Exchange, HttpxTransport, Transport, WorkbenchAdapter
     from rig.catalog import EvalSet, load_eval_set

@@ -6,7 +6,8 @@ that only reads results:
 
     __getattr__, __dir__ = exports(__name__, {"run_gate": "rig.gate.session", "events": "rig.events"})
 
-A name that is its module's own name and lives at `package.name` is the module itself.
+A name that is its module's own name and lives at `package.name` is the module itself; `"module:attr"` exposes an
+attribute under another name (where the plain name would be taken by a submodule of the same name).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ def exports(package: str, table: dict[str, str]) -> tuple[Callable[[str], Any], 
     kept in the package from then on)."""
 
     def getattr_(name: str) -> Any:
-        module = table.get(name)
-        if module is None:
+        where = table.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attr = where.partition(":")
         loaded = importlib.import_module(module)
-        value = loaded if module == f"{package}.{name}" else getattr(loaded, name)
+        value = loaded if module == f"{package}.{name}" and not attr else getattr(loaded, attr or name)
         setattr(sys.modules[package], name, value)
         return value
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rig.policy import Policy
+
 
 def git_commit() -> str | None:
     """The rig's git commit when it runs from a checkout."""
@@ -53,7 +55,7 @@ class RunManifest(BaseModel):
     model_config_redacted: dict[str, Any] | None = None
     eval_set_sha256: str | None = None
     corpus_digest: str | None = None
-    policy: dict[str, Any] | None = None
+    policy: Policy | None = None  # the policy the run decided by, as it read it
     decision_inputs: DecisionInputs = Field(default_factory=DecisionInputs)
     seeds: dict[str, Any] = Field(default_factory=dict)
     chaos_schedule: dict[str, Any] | None = None

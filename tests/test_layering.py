@@ -55,9 +55,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catalog",),
     ("fixtures",),
     ("measure",),  # typed events, Measure, T-codes, the one SSE framing, derivation, aggregation, thresholds
-    ("verdict", "runmanifest"),
-    ("evidence",),
+    ("verdict",),
     ("policy",),
+    ("runmanifest",),
+    ("evidence",),
     ("run_end",),
     ("adapters",),  # reaching any target: the adapter protocol, capabilities, the HTTP description language
     ("config", "corpus_load"),
@@ -288,8 +289,8 @@ def test_each_lazy_namespace_lists_what_it_loads_and_every_name_is_where_it_says
         module = importlib.import_module(package)
         table: dict[str, str] = module._EXPORTS
         assert sorted(table) == sorted(module.__all__), package
-        absent = [f"{name} in {where}" for name, where in table.items()
-                  if where != f"{package}.{name}" and name not in _defines(where)]
+        absent = [f"{name} in {where}" for name, where in table.items() if where != f"{package}.{name}" and
+                  (where.partition(":")[2] or name) not in _defines(where.partition(":")[0])]
         assert absent == [], package
 
 
@@ -302,3 +303,21 @@ def test_readme_lists_the_layers_in_this_order() -> None:
     ranks = [RANK[u] for u in named]
     assert ranks == sorted(ranks), [u for u, r in zip(named, ranks, strict=True) if r < max(ranks[:named.index(u) + 1])]
     assert sorted(set(RANK) - set(named) - set(LAYERS[1])) == []
+
+
+def test_a_measures_label_is_spelled_and_read_only_in_the_labels_module() -> None:
+    """`rig.measure.labels` builds and parses every label prefix; a string constant (or an f-string's literal head)
+    anywhere else in the rig that starts with one is a second reading of it that can drift."""
+    from rig.measure.labels import PREFIXES
+
+    spelled = []
+    for path in _rig_files():
+        if path == ROOT / "rig" / "measure" / "labels.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else \
+                node.values[0].value if isinstance(node, ast.JoinedStr) and node.values and \
+                isinstance(node.values[0], ast.Constant) else None
+            if isinstance(text, str) and text.startswith(PREFIXES):
+                spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} {text[:30]!r}")  # type: ignore[attr-defined]
+    assert spelled == []

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from rig.compare.stats import MIN_SAMPLES, percentile_interval, wilson_interval
 from rig.load.runviews import run_views
+from rig.measure import labels
 from rig.measure.events import Measure
-from rig.measure.tally import ON_PURPOSE
 from rig.measure.tcodes import is_tcode
 from rig.measure.thresholds import Threshold, unit_of
 from rig.results.capacity import CapacityStep, SloCheck
@@ -42,7 +42,7 @@ def judge_step(measures: list[Measure], step: CapacityStep, thresholds: list[Thr
                   and not (views.get(rid) and views[rid].end)]
     loose = [m for m in rows if m.code == "error" and not m.run_id and m.ts_ms is not None and w0 <= m.ts_ms < w1]
     completed = [r for r in ended if r.completed]
-    on_purpose = [r for r in ended if r.end in ON_PURPOSE]  # a stop the user sent: not the target's failure
+    on_purpose = [r for r in ended if labels.on_purpose(r.end)]  # a stop the user sent: not the target's failure
     trials = len(ended) + len(unfinished) + len(loose)
     failures = trials - len(completed) - len(on_purpose)
     step.runs, step.completed, step.unfinished = len(ended) + len(unfinished), len(completed), len(unfinished)

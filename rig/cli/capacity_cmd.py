@@ -85,7 +85,7 @@ def capacity(
                          reasons=decision.reasons, run_dir=run.run_dir).model_dump_json(indent=2))
         raise typer.Exit(decision.exit_code)
     if not quiet:
-        table = Table("step", "users", "runs", "completed/s", "error %", "SLOs", "at its limit", "call",
+        table = Table("step", "users", "runs", "runs completed/s", "error %", "SLOs", "at its limit", "call",
                       title="capacity steps")
         for s in cap.steps:
             slos = ", ".join(f"{c.text.split()[0]} {c.observed if c.observed is not None else '—'} ({c.call})"

@@ -27,6 +27,7 @@ from rig.compare.model import (
 from rig.compare.stats import call_shift, cliffs_delta, two_proportions
 from rig.errors import ConfigError
 from rig.evidence import EvidenceStore
+from rig.measure import labels
 from rig.measure.aggregate import counts_for_headline, run_ends
 from rig.measure.events import Measure
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
@@ -211,10 +212,10 @@ def rate_changes(base: list[Measure], new: list[Measure], settings: CompareSetti
     """The share of runs that did not complete, and of each end reason, compared with a two-proportion test."""
     eb, en = run_ends(base), run_ends(new)
     nb, nn = sum(eb.values()), sum(en.values())
-    rows = [("not completed", sum(v for k, v in eb.items() if not k.startswith("completed/")),
-             sum(v for k, v in en.items() if not k.startswith("completed/")))]
+    rows = [("not completed", sum(v for k, v in eb.items() if not labels.completed(k)),
+             sum(v for k, v in en.items() if not labels.completed(k)))]
     rows += [(reason, eb.get(reason, 0), en.get(reason, 0)) for reason in sorted(set(eb) | set(en))
-             if not reason.startswith("completed/")]
+             if not labels.completed(reason)]
     out = []
     for name, xb, xn in rows:
         p = two_proportions(xb, nb, xn, nn)

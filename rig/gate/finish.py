@@ -32,7 +32,7 @@ def finish_gate_dir(run_dir: Path) -> Finished:
 
 def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> tuple[Decision, ReportData]:
     """Decide the gate from what its directory holds and write its reports; the decision and the report's data."""
-    policy = Policy.model_validate(manifest.policy or {})
+    policy = manifest.policy or Policy()
     observed_now = observed(store.measures())
     if manifest.decision_inputs.load:
         observed_now.update(load_observed(Path(manifest.decision_inputs.load)))

@@ -148,7 +148,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
             specs = select_cases(options)
     else:
         manifest = RunManifest(kind="gate", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
-                               policy=policy.model_dump(mode="json"), defects=options.defects,
+                               policy=policy, defects=options.defects,
                                decision_inputs=DecisionInputs(load=str(options.load) if options.load else None,
                                                               baseline=str(baseline) if baseline else None),
                                cases=[s.case_id for s in specs], repeat=options.repeat)

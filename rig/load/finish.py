@@ -12,6 +12,7 @@ from typing import Any
 from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
 from rig.load.summary import load_summary
+from rig.measure import labels
 from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
 from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit
@@ -32,7 +33,7 @@ from rig.runmanifest import RunManifest
 def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summary: LoadSummary) -> Decision:
     """Write load.json, decide, keep the decision in the store and write the reports (with the chaos analysis the
     summary holds, when a schedule ran)."""
-    policy = Policy.model_validate(manifest.policy or {})
+    policy = manifest.policy or Policy()
     summary.thresholds = check(policy.thresholds, observed_for_policy(summary))
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     saved = store.meta("capacity")
@@ -87,7 +88,7 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         decision = Decision(decision="fail", reasons=[f"soak: {d.series} {d.why}" for d in drifting]
                             + [r for r in decision.reasons if decision.decision == "fail"])
     if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
-        failed = sorted(k.split(":", 1)[1] for k in summary.errors_by_reason if k.startswith("login_failed"))
+        failed = sorted(w for w in map(labels.login_refused, summary.errors_by_reason) if w is not None)
         decision = Decision(decision="undecided", reasons=[
             f"{summary.login_failures} login(s) failed ({', '.join(failed)})", *decision.reasons])
     if summary.rig_errors and decision.decision != "fail":  # the rig broke some tasks: its numbers are not whole

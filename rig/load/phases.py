@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from rig.evidence import EvidenceStore
 from rig.load.runviews import RunView, run_views
+from rig.measure import labels
 from rig.measure.aggregate import headlines
 from rig.measure.events import Measure
 from rig.measure.tally import tally
@@ -76,7 +77,7 @@ def _placed(m: Measure, run_phase: dict[str, Phase], phase_of_span: Callable[[fl
 
 def _phase_stats(runs: list[RunView], ended: set[str], run_rows: list[Measure], placed: list[Measure]) -> PhaseStats:
     ends = Counter(r.end or "unknown" for r in runs)
-    completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
+    completed = sum(n for label, n in ends.items() if labels.completed(label))
     errors = [m for m in placed if m.code == "error"]
     counted = tally(ends, ended, errors, [m for m in placed if m.code == "task"])
     reasons: Counter[str] = Counter()

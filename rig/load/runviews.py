@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rig.measure import labels
 from rig.measure.events import Measure
 
 END_CODES = ("T5", "T6", "T9")
@@ -40,7 +41,7 @@ class RunView:
 
     @property
     def completed(self) -> bool:
-        return (self.end or "").startswith("completed/")
+        return labels.completed(self.end)
 
 
 def run_views(measures: list[Measure]) -> dict[str, RunView]:
@@ -52,7 +53,7 @@ def run_views(measures: list[Measure]) -> dict[str, RunView]:
         r.end_ms = max(r.end_ms, m.ts_ms)
         if m.code in END_CODES and m.unit == "ms" and m.source == "client":
             r.duration_ms = m.value
-            if not (m.label or "").startswith("no_body"):
+            if not labels.without_body(m.label):
                 r.t5_ms = m.value
         elif m.code == "T4" and m.source == "client":
             r.t4_ms = m.value

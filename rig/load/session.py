@@ -35,6 +35,7 @@ from rig.load.replay import parse_window, plan_replay, read_trace
 from rig.load.soak import soak_analysis
 from rig.load.stages import SHAPE_ENV, write_control
 from rig.load.summary import load_summary
+from rig.measure import labels
 from rig.measure.events import Measure
 from rig.plugins import extension_names, load_extensions
 from rig.policy import Decision, load_policy
@@ -78,7 +79,7 @@ def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str,
             refused[key] = f"{username}: {exc.status}" + (f" {exc.code}" if exc.code else "")
     if refused:
         store.add_measures([Measure(code="error", source="client", value=1.0, unit="count", scenario="setup",
-                                    label=f"login_failed:setup:{usernames[k]}") for k in refused])
+                                    label=labels.login_failed(f"setup:{usernames[k]}")) for k in refused])
         store.set_meta("setup_login_failures", refused)
     if not logins:
         raise RigError(f"every login failed, nothing to measure: {'; '.join(refused.values())}",
@@ -120,7 +121,7 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
     run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
     redactor = Redactor()
     manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
-                           policy=policy.model_dump(mode="json"), seeds={"arrival": options.seed},
+                           policy=policy, seeds={"arrival": options.seed},
                            decision_inputs=DecisionInputs(baseline=str(baseline) if baseline else None),
                            chaos_schedule={"file": str(options.chaos)} if options.chaos else None,
                            defects=list(options.defects))

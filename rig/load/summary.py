@@ -16,6 +16,7 @@ from rig.evidence import EvidenceStore
 from rig.load.phases import fault_phases
 from rig.load.replay.fidelity import replay_fidelity
 from rig.load.replay.plan import ReplayPlan
+from rig.measure import labels
 from rig.measure.aggregate import by_source, ended_run_ids, headlines, run_ends
 from rig.measure.events import Measure
 from rig.measure.tally import tally
@@ -64,9 +65,9 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
     measures = [m for m in store.measures() if m.case_id is None]
     ends = run_ends(measures)
     runs = sum(ends.values())
-    completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
+    completed = sum(n for label, n in ends.items() if labels.completed(label))
     errors = _count(measures, "error")
-    logins = sum(n for label, n in errors.items() if label.startswith("login_failed"))
+    logins = sum(n for label, n in errors.items() if labels.login_refused(label) is not None)
     counted = tally(ends, ended_run_ids(measures), [m for m in measures if m.code == "error"],
                     [m for m in measures if m.code == "task"])
     lag = summarize([m.value for m in measures if m.code == "send_lag"])

@@ -22,8 +22,8 @@ from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
 from rig.load.plan import LoadPlan, load_secrets
 from rig.load.process import RECORDER, plan_of
 from rig.load.transport import LocustTransport
+from rig.measure import labels
 from rig.measure.events import Measure
-from rig.measure.tally import RIG_ERROR
 from rig.measure.tcodes import is_tcode
 
 _ACCOUNTS = itertools.count()
@@ -74,11 +74,11 @@ class AdapterUser(FastHttpUser):
             self.auth = self.adapter.login(self.username, load_secrets()[self.username])
             self.caps = self.adapter.capabilities()
         except TargetError as exc:  # this user cannot act: count it, and stop it (the others go on)
-            self.record([error_row("login", f"login_failed:{exc.__class__.__name__}")])
+            self.record([error_row("login", labels.login_failed(exc.__class__.__name__))])
             raise StopUser() from None
         except Exception as exc:  # the rig's own code broke: counted as such, and the run is undecided
             LOG.exception("rig error while logging in")
-            self.record([error_row("login", f"{RIG_ERROR}:{type(exc).__name__}")])
+            self.record([error_row("login", labels.rig_error(type(exc).__name__))])
             raise StopUser() from None
 
     def guarded(self, action: str, task: Callable[[], object]) -> None:
@@ -92,7 +92,7 @@ class AdapterUser(FastHttpUser):
             raise
         except Exception as exc:
             LOG.exception("rig error in %s", action)
-            self.record([error_row(action, f"{RIG_ERROR}:{type(exc).__name__}")])
+            self.record([error_row(action, labels.rig_error(type(exc).__name__))])
 
     def pick_account(self) -> str:
         return self.plan.usernames[next(_ACCOUNTS) % len(self.plan.usernames)]
@@ -102,7 +102,7 @@ class AdapterUser(FastHttpUser):
         `failure` when it is the end of a run without a body."""
         for m in rows:
             if m.source == "client" and m.unit == "ms" and is_tcode(m.code):
-                no_body = bool(m.label and m.label.startswith("no_body"))
+                no_body = labels.without_body(m.label)
                 events.request.fire(request_type=m.code, name=m.scenario or "", response_time=m.value,
                                     response_length=0, exception=failure if no_body else None, context={})
         RECORDER.record(rows)

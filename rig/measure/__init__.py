@@ -21,8 +21,9 @@ from rig.measure.derive import (
     tcode,
 )
 from rig.measure.events import Measure
+from rig.measure.labels import LOAD_ENDED
 from rig.measure.sse import RawEvent, SseParser, read_events
-from rig.measure.tally import LOAD_ENDED, task_row, turn_row
+from rig.measure.tally import task_row, turn_row
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
 from rig.measure.transcript import RunTranscript
 

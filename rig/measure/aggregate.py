@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from rig.measure import labels
 from rig.measure.events import Measure
 from rig.measure.tcodes import SOURCE_PREFERENCE, TIME_CODES, TCode, is_tcode
 from rig.measure.thresholds import STATS, key
@@ -45,11 +46,11 @@ def group_label(m: Measure) -> str | None:
     """Labels that describe a kind of value stay apart; per-item labels (paper ids of T1) fold together."""
     if m.label is None:
         return None
-    if m.code == "T1" and not m.label.startswith("ingest"):
+    if m.code == "T1":  # a file name or paper id each
         return None
-    if m.label.startswith("first_text_kind="):
+    if labels.text_kind(m.label) is not None:
         return m.label
-    if m.label.startswith("no_body:"):
+    if labels.without_body(m.label):
         return "no_body"
     return m.label
 
@@ -73,7 +74,7 @@ def counts_for_headline(m: Measure) -> bool:
     """True for a row a threshold on its code reads (see the module docstring)."""
     if m.unit != "ms":
         return False
-    if m.label is None or m.label.startswith("first_text_kind="):
+    if m.label is None or labels.text_kind(m.label) is not None:
         return True
     return is_tcode(m.code) and m.label == TCode(m.code).primary_label
 
@@ -117,7 +118,7 @@ def observed(measures: Iterable[Measure]) -> dict[str, float | None]:
 def is_run_end(m: Measure) -> bool:
     """A run's end, counted once (T8 `<state>/<reason>`); an upload's final status (`ingest:…`) and a request refused
     before any run (`refused/…`) are T8 rows too, but not runs."""
-    return m.code == "T8" and bool(m.label) and not (m.label or "").startswith(("ingest:", "refused/"))
+    return m.code == "T8" and bool(m.label) and not labels.not_a_run(m.label)
 
 
 def ended_run_ids(measures: Iterable[Measure]) -> set[str]:

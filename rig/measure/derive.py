@@ -9,6 +9,7 @@ target did not report is left out, never guessed.
 from __future__ import annotations
 
 from rig.clock import wall_ms
+from rig.measure import labels
 from rig.measure.events import Measure, RunDetail, SearchResult, Stage
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
@@ -16,7 +17,6 @@ from rig.measure.transcript import RunTranscript
 INTERNAL_STAGES = ("encode", "query", "expand")
 RUN_COUNTERS = ("rounds", "model_requests", "tool_calls_proposed", "tool_calls_executed",
                 "retrieval_model_requests", "embedding_requests")
-NO_BODY = "no_body:"
 
 
 def tcode(code: TCode, source: str, value: float, *, unit: str | None = None, label: str | None = None,
@@ -38,13 +38,13 @@ def stream_measures(run: RunTranscript, scenario: str | None = None) -> list[Mea
     if answer is not None:
         first = run.first_token()
         kind = first.kind if first is not None else "answer"
-        out.append(tcode(TCode.T4, "client", (answer.recv_ns - origin) / 1e6, label=f"first_text_kind={kind}",
+        out.append(tcode(TCode.T4, "client", (answer.recv_ns - origin) / 1e6, label=labels.first_text_kind(kind),
                          run_id=run.run_id, scenario=scenario))
     terminal = run.terminal
     if terminal is not None:
         body = terminal.state == "completed" and bool(run.answer.strip())
         out.append(tcode(run.end, "client", (terminal.recv_ns - origin) / 1e6, run_id=run.run_id, scenario=scenario,
-                         label=None if body else f"{NO_BODY}{terminal.state}/{terminal.reason}"))
+                         label=None if body else labels.no_body(terminal.state, terminal.reason)))
     return out
 
 
@@ -65,13 +65,13 @@ def record_measures(detail: RunDetail, end: TCode = TCode.T5, scenario: str | No
     if q and f:
         add(TCode.T4, f - q)
     if q and e:
-        add(end, e - q, label=None if detail.state == "completed" else f"{NO_BODY}{detail.state}/{detail.end_reason}")
+        add(end, e - q, label=None if detail.state == "completed" else labels.no_body(detail.state, detail.end_reason))
     if q and s:
         add(TCode.T7, s - q, label="queue")
     if s and e:
         add(TCode.T7, e - s, label="execution")
     add(TCode.T7, float(detail.retries or 0), unit="count", label="retries")
-    add(TCode.T8, 1.0, label=f"{detail.state}/{detail.end_reason}")
+    add(TCode.T8, 1.0, label=labels.run_end(detail.state, detail.end_reason))
     for stage in detail.stages:
         out.extend(stage_measures(stage, run_id=rid, scenario=scenario))
     for name in RUN_COUNTERS:
@@ -117,7 +117,7 @@ def run_measures(run: RunTranscript, scenario: str | None = None) -> list[Measur
         out += record_measures(run.detail, run.end, scenario)
     elif run.terminal is not None:
         t = run.terminal
-        out.append(tcode(TCode.T8, "client", 1.0, label=f"{t.state}/{t.reason}", run_id=run.run_id, scenario=scenario))
+        out.append(tcode(TCode.T8, "client", 1.0, label=labels.run_end(t.state, t.reason), run_id=run.run_id, scenario=scenario))
     if run.end_ns is not None:
         ended = wall_ms(run.end_ns)
         for m in out:
@@ -146,13 +146,13 @@ def ingest_measures(label: str, client_ms: float | None, server_ms: float | None
     if server_ms is not None:
         out.append(tcode(TCode.T1, "server", server_ms, label=label, scenario=scenario))
     if status is not None:
-        out.append(tcode(TCode.T8, "server", 1.0, label=f"ingest:{status}", scenario=scenario))
+        out.append(tcode(TCode.T8, "server", 1.0, label=labels.ingest(status), scenario=scenario))
     return out
 
 
 def refusal_measures(measured_tokens: float | None, reason: str, scenario: str | None = None) -> list[Measure]:
     """A request the target refused before running it: the tokens it says it measured, and the refusal (T8)."""
-    out = [tcode(TCode.T8, "server", 1.0, label=f"refused/{reason}", scenario=scenario)]
+    out = [tcode(TCode.T8, "server", 1.0, label=labels.refused(reason), scenario=scenario)]
     if measured_tokens is not None:
         out.insert(0, tcode(TCode.T12, "server", measured_tokens, unit="tokens", label="input:refused",
                             scenario=scenario))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from rig.measure import labels
 from rig.measure.aggregate import counts_for_headline, is_run_end
 from rig.measure.events import Measure
 from rig.measure.tcodes import is_tcode
@@ -51,7 +52,7 @@ class RigMetrics:
         elif m.code == "send_lag":
             self.send_lag.labels(scenario).observe(m.value / 1000.0)
         elif is_run_end(m) and m.label:
-            state, _, reason = m.label.partition("/")
+            state, reason = labels.end_parts(m.label)
             self.runs.labels(state, reason).inc(m.value)
         elif m.code == "T12" and m.unit == "tokens" and m.label in ("input", "output"):
             self.tokens.labels(m.label, m.source).inc(m.value)

@@ -14,11 +14,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from rig.measure import labels
 from rig.measure.events import Measure
 
-LOAD_ENDED = "cut/load_ended"  # a run still streaming when the load run ended: the rig cut it, the target did not fail
-ON_PURPOSE = ("stopped/user_stop", LOAD_ENDED)  # ends a user or the rig asked for: not failures
-RIG_ERROR = "rig_error"
 SESSION_TURN = "session_turn"
 
 
@@ -36,12 +34,12 @@ class Tally(BaseModel):
 
 def tally(ends: Counter[str], ended_runs: set[str], errors: Iterable[Measure], tasks: Iterable[Measure]) -> Tally:
     """Tally runs by their ends, error rows not tied to an ended run, and finished non-run tasks."""
-    completed = sum(n for label, n in ends.items() if label.startswith("completed/"))
-    on_purpose = sum(ends.get(label, 0) for label in ON_PURPOSE)
+    completed = sum(n for label, n in ends.items() if labels.completed(label))
+    on_purpose = sum(ends.get(label, 0) for label in labels.ON_PURPOSE)
     runs = sum(ends.values())
     unfinished = [m for m in errors if not (m.run_id and m.run_id in ended_runs)]
     failed_tasks = sum(int(m.value) for m in unfinished)
-    rig = sum(int(m.value) for m in unfinished if (m.label or "").startswith(RIG_ERROR))
+    rig = sum(int(m.value) for m in unfinished if labels.rigs_own(m.label))
     done_tasks = sum(int(m.value) for m in tasks)
     return Tally(attempts=runs + failed_tasks + done_tasks, failed=runs - completed - on_purpose + failed_tasks,
                  rig_errors=rig)

@@ -42,7 +42,7 @@ def capacity_html(cap: CapacityResult) -> str:
     """The answer first, then the curves over offered load, then a row per step."""
     rising = sorted(cap.steps, key=lambda s: (s.users, s.index))
     users = [float(s.users) for s in rising]
-    charts = [line_chart({"completed/s": list(zip(users, [s.throughput_rps for s in rising], strict=True))},
+    charts = [line_chart({"runs completed/s": list(zip(users, [s.throughput_rps for s in rising], strict=True))},
                          title="throughput against offered load (users)", unit="/s")]
     for code in ("T4", "T5"):
         series: dict[str, list[tuple[float, float]]] = {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from html import escape
 
 from rig.evidence import EvidenceStore
+from rig.measure import labels
 from rig.measure.aggregate import ended_run_ids, is_run_end
-from rig.measure.tally import ON_PURPOSE
 from rig.report.svg import line_chart, windows
 from rig.results.load import LoadSummary, PhaseStats
 
@@ -19,15 +19,15 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     t0 = min(m.ts_ms for m in measures if m.ts_ms)
     rel = [(m, (m.ts_ms - t0) / 1000) for m in measures if m.ts_ms]
     ended = ended_run_ids(measures)
-    done = [(t, 1.0) for m, t in rel if is_run_end(m) and (m.label or "").startswith("completed/")]
+    done = [(t, 1.0) for m, t in rel if is_run_end(m) and labels.completed(m.label)]
     # failures as the error ratio counts them (rig.measure.tally): runs that ended failed, and tasks without an end;
     # a user's own stop is not one, and a failed run's own error row is not counted again
-    failed = [(t, 1.0) for m, t in rel if (is_run_end(m) and not (m.label or "").startswith(("completed/",
-                                                                                             *ON_PURPOSE)))
+    failed = [(t, 1.0) for m, t in rel if (is_run_end(m) and not labels.completed(m.label)
+                                            and not labels.on_purpose(m.label))
               or (m.code == "error" and not (m.run_id and m.run_id in ended))]
-    stopped = [(t, 1.0) for m, t in rel if is_run_end(m) and (m.label or "").startswith(ON_PURPOSE)]
+    stopped = [(t, 1.0) for m, t in rel if is_run_end(m) and labels.on_purpose(m.label)]
     t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
-    t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not (m.label or "").startswith("no_body")]
+    t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not labels.without_body(m.label)]
     lag = [(t, m.value) for m, t in rel if m.code == "send_lag"]
     series = {s["name"]: [((p["ts_ms"] - t0) / 1000, p["value"]) for p in store.series(s["name"])]
               for s in ({"name": n} for n in ("users", "target_cpu", "target_rss_bytes"))}
@@ -71,7 +71,7 @@ def error_headline(summary: LoadSummary) -> str:
     if not p.windows:
         return head + "; no fault was injected"
     caused = ", ".join(f"{label} {n}" for label, n in sorted(p.in_fault.end_states.items())
-                       if not label.startswith("completed/") and label not in ON_PURPOSE)  # stops a user or the rig asked for
+                       if not labels.completed(label) and not labels.on_purpose(label))  # stops a user or the rig asked for
     recovery = [w.recovery_s for w in p.windows if w.recovery_s is not None]
     return (head + f"; inside the {len(p.windows)} injected fault window(s) "
             f"{p.in_fault.error_ratio or 0:.2%} ({p.in_fault.failed} of {p.in_fault.attempts}"
