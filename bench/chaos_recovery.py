@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from chaos.proxy_base import ProxyControl
+from rig.faults import FaultControl
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.ports import free_port
@@ -72,7 +72,7 @@ def overhead(requests: int) -> None:
     proxied_url = f"http://127.0.0.1:{free_port()}"
     procs.append(_serve(["--upstream", f"{direct_url}/v1", "--listen", proxied_url[7:]]))
     for url in (direct_url, proxied_url):
-        if not wait_until(lambda u=url: ProxyControl(u).healthy(), 20.0):
+        if not wait_until(lambda u=url: FaultControl(u).healthy(), 20.0):
             raise SystemExit(f"fault proxy at {url} did not start")
     times: dict[str, dict[str, list[float]]] = {"direct": {"first": [], "end": []}, "proxied": {"first": [], "end": []}}
     try:

@@ -14,15 +14,14 @@ from rich.table import Table
 
 from chaos.http_proxy import HttpFaultProxy
 from chaos.llm_proxy import LlmFaultProxy
-from chaos.net_proxy import LinkFault, NetFaultProxy
+from chaos.net_proxy import NetFaultProxy
 from chaos.proxy_base import FaultProxy
-from chaos.rules import ProxyFault
 from chaos.schedule import load_schedule
-from chaos.vocabulary import MODES, TARGET_POINTS
 from rig.cli import fail
 from rig.cli import terminal as console
 from rig.clock import parse_duration
 from rig.errors import RigError
+from rig.faults import MODES, TARGET_POINTS, LinkFault, ProxyFault
 
 app = typer.Typer(help="Fault injection: LLM and HTTP fault proxies, schedules, the fault vocabulary.",
                   no_args_is_help=True)

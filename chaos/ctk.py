@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chaos.proxy_base import ProxyControl
-from chaos.vocabulary import Fault
 from rig.adapters import Adapter, Auth, ToolResultEvent, load_adapter_class
 from rig.config import RigConfig, load_config
 from rig.errors import RigError, TargetUnreachable
+from rig.faults import Fault, FaultControl
 from rig.fixtures import ensure_corpus
 from rig.target import CommandRestarter, DockerRestarter, RestartMode, wait_ready
 
@@ -55,19 +54,19 @@ def clear_target_faults(config: str) -> dict[str, Any]:
 
 def add_proxy_rule(proxy_url: str, mode: str, **params: Any) -> str:
     """Add a rule to an LLM or HTTP fault proxy (`mode` plus ProxyFault fields); returns the rule id."""
-    return ProxyControl(proxy_url).add({"mode": mode, **params})
+    return FaultControl(proxy_url).add({"mode": mode, **params})
 
 
 def add_link_fault(control_url: str, mode: str, delay_ms: float | None = None,
                    direction: str = "from_target") -> str:
     """Slow, partition or reset the target's link through the network fault proxy (`rig chaos net-proxy`)."""
     fault = Fault(via="network", mode=mode, delay_ms=delay_ms, direction=direction)
-    return ProxyControl(control_url).add(fault.link_rule().model_dump())
+    return FaultControl(control_url).add(fault.link_rule().model_dump())
 
 
 def clear_proxy_rules(proxy_url: str) -> int:
     """Remove every rule of a fault proxy (LLM, HTTP or network); returns how many were active."""
-    return ProxyControl(proxy_url).clear()
+    return FaultControl(proxy_url).clear()
 
 
 def restart_with_command(command: str, base_url: str, timeout_s: float = 120.0) -> dict[str, Any]:
@@ -99,7 +98,7 @@ def target_faults(config: str) -> list[dict[str, Any]]:
 
 def proxy_requests(proxy_url: str, since: int = 0) -> list[dict[str, Any]]:
     """A fault proxy's request log from sequence number `since` (timings, usage, faults)."""
-    return [r.model_dump(mode="json") for r in ProxyControl(proxy_url).requests(since)]
+    return [r.model_dump(mode="json") for r in FaultControl(proxy_url).requests(since)]
 
 
 def _squash(text: str) -> str:

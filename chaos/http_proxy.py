@@ -16,8 +16,8 @@ import httpx
 
 from chaos.proxy_base import JSON, FaultProxy, forward_headers
 from chaos.wire import Request, Responder
+from rig.faults import HTTP_MODES
 
-HTTP_MODES = ("latency", "status", "reset", "slow_body", "cut")
 PASS_RESPONSE_HEADERS = {"content-type", "cache-control", "retry-after", "set-cookie", "location", "etag",
                          "last-modified", "content-disposition", "www-authenticate", "x-request-id"}
 

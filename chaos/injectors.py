@@ -8,9 +8,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-from chaos.proxy_base import ProxyControl
-from chaos.vocabulary import Fault
 from rig.errors import CapabilityMissing, ConfigError
+from rig.faults import Fault, FaultControl
 from rig.target import MISSING_RESTARTER, Restarter, RestartMode
 
 
@@ -67,7 +66,7 @@ class Injectors:
         url = self._proxy_url(fault)
         assert url is not None
         rule = fault.link_rule().model_dump() if fault.via == "network" else fault.proxy_rule()
-        return Applied(fault=fault, started_ms=began, handle=ProxyControl(url).add(rule))
+        return Applied(fault=fault, started_ms=began, handle=FaultControl(url).add(rule))
 
     def rollback(self, applied: Applied) -> dict[str, Any]:
         """Remove the fault; a restart has nothing to roll back."""
@@ -96,7 +95,7 @@ class Injectors:
             return {}
         url = self._proxy_url(fault)
         assert url is not None
-        control = ProxyControl(url)
+        control = FaultControl(url)
         count: Any = None
         for rule in control.rules():
             if rule["rule_id"] == applied.handle:
@@ -114,6 +113,6 @@ class Injectors:
                     self.rollback(Applied(fault=fault, started_ms=0, handle=handle))
             done.append("target faults")
         for via, url in self.proxies.items():
-            if ProxyControl(url).clear():
+            if FaultControl(url).clear():
                 done.append(f"{via} rules")
         return done

@@ -21,11 +21,10 @@ from typing import Any
 import httpx
 
 from chaos import mock_model
-from chaos.proxy_base import JSON, FaultProxy, RequestRecord, forward_headers
+from chaos.proxy_base import JSON, FaultProxy, forward_headers
 from chaos.rules import ActiveRule
 from chaos.wire import Request, Responder
-
-LLM_MODES = ("latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body")
+from rig.faults import LLM_MODES, RequestRecord
 
 
 def _error_body(status: int, retry_after_s: float | None) -> bytes:

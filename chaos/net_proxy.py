@@ -11,7 +11,7 @@ behind it) and every byte to and from the target passes it. Modes, as rules on i
     reset      open connections are reset, and new ones while the rule holds
 
 The control API has the shape of the other fault proxies (`/_rig/healthz`, `/_rig/rules`,
-`/_rig/rules/{id}`) on its own port, so schedules, Chaos Toolkit and `ProxyControl` drive it the same
+`/_rig/rules/{id}`) on its own port, so schedules, Chaos Toolkit and `rig.faults.FaultControl` drive it the same
 way; `/_rig/links` lists the connections and the bytes each carried.
 """
 
@@ -25,32 +25,15 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError
 
 from chaos.wire import Request, Responder, WireServer
+from rig.faults import NET_MODES, LinkFault
 
-NET_MODES = ("latency", "partition", "reset")
-Direction = Literal["from_target", "to_target", "both"]
 CHUNK = 65536
 JSON = [("content-type", "application/json")]
-
-
-class LinkFault(BaseModel):
-    """One rule of the network fault proxy."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: Literal["latency", "partition", "reset"]
-    delay_ms: float | None = Field(None, ge=0, le=60_000, description="latency: one-way delay")
-    direction: Direction = "from_target"
-
-    @model_validator(mode="after")
-    def _needs(self) -> LinkFault:
-        if self.mode == "latency" and self.delay_ms is None:
-            raise ValueError("mode latency needs delay_ms")
-        return self
 
 
 class LinkRule(BaseModel):

@@ -19,37 +19,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from chaos.rules import ProxyFault, ProxyMode, RuleBook
+from chaos.rules import RuleBook
 from chaos.wire import Request, Responder, WireServer
-from rig.errors import RigError
+from rig.faults import ProxyFault, ProxyMode, RequestRecord
 
 JSON = [("content-type", "application/json")]
-
-
-class RequestRecord(BaseModel):
-    """One request that passed the proxy: what was asked, what was injected, what came back, how fast."""
-
-    seq: int
-    at_ms: float
-    method: str
-    path: str
-    endpoint: str = "chat"  # LLM proxy: chat or embeddings
-    model: str | None = None
-    stream: bool = False
-    rules: list[str] = []
-    faults: list[str] = []
-    status: int | None = None
-    outcome: str = "ok"  # ok | injected_status | reset | cut | empty | upstream_error | client_gone
-    first_byte_ms: float | None = None
-    first_token_ms: float | None = None
-    total_ms: float | None = None
-    chunks: int = 0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    usage_dropped: bool = False
-    error: str | None = None
 
 
 class FaultProxy:
@@ -163,46 +139,4 @@ def forward_headers(request: Request) -> dict[str, str]:
     return {k: v for k, v in request.headers.items() if k not in drop}
 
 
-class ProxyControl:
-    """A client of a fault proxy's control API (used by schedules, Chaos Toolkit and tests)."""
-
-    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
-        self.url = url.rstrip("/")
-        self._timeout = timeout_s
-
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-
-        try:
-            response = httpx.request(method, f"{self.url}/_rig/{path}", json=body, timeout=self._timeout)
-        except httpx.TransportError as exc:
-            raise RigError(f"fault proxy at {self.url} is unreachable: {type(exc).__name__}",
-                           fix="start it with `rig chaos llm-proxy` / `rig chaos http-proxy` and check the URL") from None
-        if response.status_code >= 300:
-            raise RigError(f"fault proxy refused {method} {path}: {response.text[:300]}",
-                           fix="check the rule against `rig chaos modes`")
-        return response.json()
-
-    def add(self, fault: ProxyFault | dict[str, Any]) -> str:
-        body = fault.model_dump(exclude_none=True) if isinstance(fault, ProxyFault) else fault
-        return str(self._call("POST", "rules", body)["rule_id"])
-
-    def remove(self, rule_id: str) -> bool:
-        return bool(self._call("DELETE", f"rules/{rule_id}")["removed"])
-
-    def clear(self) -> int:
-        return int(self._call("DELETE", "rules")["cleared"])
-
-    def rules(self) -> list[dict[str, Any]]:
-        return list(self._call("GET", "rules"))
-
-    def requests(self, since: int = 0) -> list[RequestRecord]:
-        return [RequestRecord.model_validate(r) for r in self._call("GET", f"requests?since={since}")]
-
-    def healthy(self) -> bool:
-        try:
-            return bool(self._call("GET", "healthz")["ok"])
-        except Exception:
-            return False
-
-
-__all__ = ["FaultProxy", "ProxyControl", "ProxyFault", "ProxyMode", "RequestRecord", "forward_headers"]
+__all__ = ["FaultProxy", "ProxyFault", "ProxyMode", "RequestRecord", "forward_headers"]

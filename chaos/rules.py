@@ -7,52 +7,13 @@ at most `times` times. Several rules may fire on one request (latency plus dropp
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import random
 import threading
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
 
-ProxyMode = Literal["latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body"]
-ModelEndpoint = Literal["chat", "embeddings"]
-STREAM_ONLY = {"first_token_delay", "cut"}
-
-
-class ProxyFault(BaseModel):
-    """One rule of a fault proxy."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: ProxyMode
-    probability: float = Field(1.0, ge=0.0, le=1.0)
-    times: int | None = Field(None, ge=1, description="fire at most this often (None: until cleared)")
-    delay_ms: float | None = Field(None, ge=0, description="latency, first_token_delay, slow_body (per chunk)")
-    status: int | None = Field(None, ge=400, le=599, description="status mode: the status to answer")
-    retry_after_s: float | None = Field(None, ge=0, description="status mode: the Retry-After header")
-    after_chunks: int | None = Field(None, ge=0, description="cut/reset: forward this many chunks first")
-    path: str = Field("*", description="glob on the request path")
-    method: str = "*"
-    match: str | None = Field(None, description="only requests whose body contains this text")
-    endpoint: ModelEndpoint = Field(
-        "chat", description="LLM proxy: the endpoint the rule applies to (chat completions, or embeddings: a "
-                            "target's retrieval when it embeds its queries through the proxy)")
-
-    @model_validator(mode="after")
-    def _needs(self) -> ProxyFault:
-        if self.mode == "status" and self.status is None:
-            self.status = 503
-        if self.mode in ("latency", "first_token_delay", "slow_body") and self.delay_ms is None:
-            raise ValueError(f"mode {self.mode} needs delay_ms")
-        return self
-
-    def applies(self, method: str, path: str, body: bytes) -> bool:
-        if self.method != "*" and self.method.upper() != method.upper():
-            return False
-        if not fnmatch.fnmatchcase(path, self.path):
-            return False
-        return self.match is None or self.match.encode() in body
+from rig.faults import STREAM_ONLY, ProxyFault
 
 
 class ActiveRule(BaseModel):

@@ -24,9 +24,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from chaos.vocabulary import Fault
 from rig.clock import parse_duration
 from rig.errors import ConfigError
+from rig.faults import Fault
 from rig.yamlfile import load_yaml_model
 
 

@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run_end",),
     ("adapters",),  # reaching any target: the adapter protocol, capabilities, the HTTP description language
     ("config", "corpus_load"),
+    ("faults",),  # one fault vocabulary, the one proxy control client, the injector protocol
     ("results", "coverage"),  # the typed result of every workload (load.json, quality.json, the chaos analysis);
     # the coverage matrix of what a gate exercised
     ("telemetry",),
@@ -285,7 +286,7 @@ def test_each_lazy_namespace_lists_what_it_loads_and_every_name_is_where_it_says
     import importlib
 
     for package in ("rig", "rig.gate", "rig.load", "rig.quality", "rig.results", "rig.target", "rig.telemetry",
-                    "rig.browser", "rig.cli"):
+                    "rig.browser", "rig.cli", "rig.faults"):
         module = importlib.import_module(package)
         table: dict[str, str] = module._EXPORTS
         assert sorted(table) == sorted(module.__all__), package

@@ -1,6 +1,6 @@
 """Fault fixtures: what a case arranges so the target meets a fault — the rig's own LLM proxy first, the target's
-test-only control only when that is the way — each kept as evidence with the counter that tells whether it took
-effect (a fault that never happened decides nothing)."""
+test-only control only when that is the way — each a `rig.faults.Fault` (the vocabulary chaos schedules speak too),
+kept as evidence with the counter that tells whether it took effect (a fault that never happened decides nothing)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 
 from rig import events
 from rig.errors import CapabilityMissing
+from rig.faults import Fault
 from rig.target.items import ItemRecording
 from rig.verdict import Verdict
 
@@ -47,11 +48,20 @@ class FaultFixtures(ItemRecording):
         return self.adapter.chaos(method, path, body)
 
     def fault(self, point: str, mode: str, **extra: Any) -> str:
-        spec = {"point": point, "mode": mode, **extra}
-        fault_id = str(self.chaos("POST", "faults", spec)["fault_id"])
-        self.evidence("fault", f"fault {point}/{mode} injected", {**spec, "fault_id": fault_id})
+        """A fault at one of the target's own fault points, through its test-only control; its id."""
+        fault = Fault(via="target", point=point, mode=mode, **extra)
+        fault_id = str(self.chaos("POST", "faults", fault.target_spec())["fault_id"])
+        self.evidence("fault", f"fault {fault.label} injected", {**fault.target_spec(), "fault_id": fault_id})
         self._injected(point, mode)
         return fault_id
+
+    def _proxy_fault(self, fault: Fault) -> str:
+        """A fault through the rig's LLM proxy: its rule id, remembered so the case's end removes it."""
+        proxy = self.target.model_proxy
+        assert proxy is not None
+        rule_id = proxy.add(fault.proxy_rule())
+        self._proxy_rules.append(rule_id)
+        return rule_id
 
     def _injected(self, point: str, mode: str) -> None:
         events.fault_injected.fire(point=point, mode=mode, source=f"case {self.key}", at_ns=time.time_ns())
@@ -74,8 +84,8 @@ class FaultFixtures(ItemRecording):
         yields the fixture used (`rig_proxy` or `target_control`), which is kept as evidence."""
         proxy = self.target.model_proxy
         if proxy is not None:
-            ids = [proxy.add({"mode": "first_token_delay", "delay_ms": SLOW_PROXY_FIRST_MS}),
-                   proxy.add({"mode": "slow_body", "delay_ms": SLOW_PROXY_CHUNK_MS})]
+            ids = [self._proxy_fault(Fault(via="llm_proxy", mode="first_token_delay", delay_ms=SLOW_PROXY_FIRST_MS)),
+                   self._proxy_fault(Fault(via="llm_proxy", mode="slow_body", delay_ms=SLOW_PROXY_CHUNK_MS))]
             self.evidence("fixture", "model slowed through the rig's LLM proxy",
                           {"fixture": "rig_proxy", "first_token_ms": SLOW_PROXY_FIRST_MS, "chunk_ms": SLOW_PROXY_CHUNK_MS})
             self._injected("model", "slow")
@@ -83,7 +93,9 @@ class FaultFixtures(ItemRecording):
                 yield Fixture("rig_proxy", "the model slowed", rule_ids=ids[:1])
             finally:
                 for rule in ids:
-                    proxy.remove(rule)
+                    if rule in self._proxy_rules:
+                        proxy.remove(rule)
+                        self._proxy_rules.remove(rule)
             return
         if not self.caps.chaos:
             raise CapabilityMissing("slow_model", detail="no target.model_proxy in rig.yaml and no test-only control")
@@ -94,16 +106,15 @@ class FaultFixtures(ItemRecording):
     def model_fault(self, mode: str, **extra: Any) -> Fixture:
         """One model request answered with a fault (`empty`, `status`, `no_usage` …): through the rig's LLM proxy
         when configured, else the target's own `llm` fault point; returns the fixture used."""
-        proxy = self.target.model_proxy
-        if proxy is not None:
-            rule = {"mode": mode, "times": 1, **extra}
-            rule_id = proxy.add(rule)
-            self._proxy_rules.append(rule_id)
-            self.evidence("fault", f"model {mode} through the rig's LLM proxy", {"fixture": "rig_proxy", **rule,
-                                                                                   "rule_id": rule_id})
+        once = {"times": 1, **extra}
+        if self.target.model_proxy is not None:
+            fault = Fault(via="llm_proxy", mode=mode, **once)
+            rule_id = self._proxy_fault(fault)
+            self.evidence("fault", f"model {mode} through the rig's LLM proxy", {
+                "fixture": "rig_proxy", **fault.proxy_rule().model_dump(exclude_none=True), "rule_id": rule_id})
             self._injected("model", mode)
             return Fixture("rig_proxy", f"model {mode}", rule_ids=[rule_id])
-        return Fixture("target_control", f"model {mode}", fault_ids=[self.fault("llm", mode, times=1, **extra)])
+        return Fixture("target_control", f"model {mode}", fault_ids=[self.fault("llm", mode, **once)])
 
     def retrieval_fault(self, mode: str, *, times: int | None = 1, delay_ms: float | None = None,
                         status: int = 500) -> Fixture:
@@ -116,11 +127,11 @@ class FaultFixtures(ItemRecording):
             modes: dict[str, dict[str, Any]] = {"error": {"mode": "status", "status": status}, "empty": {"mode": "empty"},
                                                 "reset": {"mode": "reset"},
                                                 "slow": {"mode": "latency", "delay_ms": delay_ms}}
-            rule: dict[str, Any] = {"endpoint": "embeddings", "times": times, **modes[mode]}
-            rule_id = proxy.add({k: v for k, v in rule.items() if v is not None})
-            self._proxy_rules.append(rule_id)
+            fault = Fault(via="llm_proxy", endpoint="embeddings", times=times, **modes[mode])
+            rule_id = self._proxy_fault(fault)
             self.evidence("fault", f"retrieval {mode} through the rig's LLM proxy (the target's query embeddings)",
-                          {"fixture": "rig_proxy", **rule, "rule_id": rule_id})
+                          {"fixture": "rig_proxy", **fault.proxy_rule().model_dump(exclude_none=True),
+                           "rule_id": rule_id})
             self._injected("embeddings", mode)
             return Fixture("rig_proxy", f"retrieval {mode} (embeddings)", rule_ids=[rule_id])
         if not self.caps.chaos:

@@ -14,20 +14,20 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
-
-import httpx
 
 from rig.config import ModelProxyConfig
 from rig.errors import ConfigError, RigError
+from rig.faults import FaultControl
 from rig.lifeline import spawn
 from rig.target.readiness import wait_ready
 
 
-class ModelProxy:
-    """A running LLM fault proxy this rig started; `add()` and `clear()` change its rules while it runs."""
+class ModelProxy(FaultControl):
+    """A running LLM fault proxy this rig started (or a sidecar it drives); its rules change through the one fault
+    control client (`rig.faults.FaultControl`: `add()`, `remove()`, `fired()`, `requests()` …) while it runs."""
 
     def __init__(self, config: ModelProxyConfig, log_dir: Path) -> None:
+        super().__init__(config.url)
         self.config = config
         self.log_path = log_dir / "model-proxy.log"
         self.record_path = log_dir / "model-proxy.jsonl"
@@ -61,42 +61,6 @@ class ModelProxy:
 
         wait_ready(self.config.url, timeout_s, alive, path="/_rig/healthz")
         return self
-
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        try:
-            response = httpx.request(method, f"{self.config.url}/_rig/{path}", json=body, timeout=10.0)
-        except httpx.TransportError as exc:
-            raise RigError(f"the model proxy at {self.config.url} does not answer: {exc}",
-                           fix="see model-proxy.log in the run directory") from None
-        if response.status_code >= 400:
-            raise RigError(f"the model proxy refused {method} /_rig/{path}: {response.text[:200]}")
-        return response.json()
-
-    def add(self, rule: dict[str, Any]) -> str:
-        """Add a rule (`{"mode": "slow_body", "delay_ms": 60}` …); returns its id."""
-        return str(self._call("POST", "rules", rule)["rule_id"])
-
-    def remove(self, rule_id: str) -> None:
-        self._call("DELETE", f"rules/{rule_id}")
-
-    def clear(self) -> None:
-        self._call("DELETE", "rules")
-
-    def rules(self) -> list[dict[str, Any]]:
-        return list(self._call("GET", "rules"))
-
-    def fired(self, rule_id: str) -> int:
-        """How often a rule has fired so far (0 when it is gone or never matched a request)."""
-        return next((int(r.get("fired", 0)) for r in self.rules() if r.get("rule_id") == rule_id), 0)
-
-    def requests(self, since: int = 0, *, in_flight: bool = False) -> list[dict[str, Any]]:
-        """The proxy's request log after sequence number `since` (what the target actually asked of its model); with
-        `in_flight`, the requests still being answered too (`total_ms` None, `chunks` growing while streamed)."""
-        return list(self._call("GET", f"requests?since={since}" + ("&in_flight=1" if in_flight else "")))
-
-    def last_seq(self) -> int:
-        """The sequence number of the newest logged request (0 when none)."""
-        return int(self._call("GET", "healthz").get("seq", 0))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

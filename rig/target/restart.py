@@ -16,11 +16,10 @@ from pydantic import BaseModel, computed_field
 from rig.clock import now_ns
 from rig.config import TargetConfig
 from rig.errors import ConfigError, RigError
+from rig.faults import RESTART_MODES, RestartMode
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.readiness import wait_ready
 
-RestartMode = Literal["kill", "term", "restart", "stop_start"]
-RESTART_MODES: tuple[RestartMode, ...] = ("kill", "term", "restart", "stop_start")
 READY_TIMEOUT_S = 120.0  # the ceiling on a restart; the wait itself ends when the readiness path answers
 
 

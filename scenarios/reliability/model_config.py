@@ -55,7 +55,7 @@ def _ask(ctx: CaseContext, auth: Auth, session_id: str) -> Asked:
         run, refused = ctx.chat(auth, session_id, QUESTION), None
     except TargetHTTPError as exc:  # a config the target refuses at once is an explicit error, not the rig's
         run, refused = None, exc
-    called = [str(r.get("model")) for r in proxy.requests(since) if r.get("endpoint", "chat") == "chat"] if proxy else None
+    called = [str(r.model) for r in proxy.requests(since) if r.endpoint == "chat"] if proxy else None
     return Asked(run, refused, called)
 
 

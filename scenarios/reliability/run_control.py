@@ -178,14 +178,14 @@ def _stop_reached_by_disconnect(ctx: CaseContext, run: RunTranscript, since: int
     the target's only stop), rather than read it to the end for nobody."""
     ctx.finish(ctx.a, run)
     calls = model_calls_ended(ctx, since)
-    streamed = [c for c in calls or [] if c.get("stream")]
-    gave_up = [c for c in streamed if c.get("outcome") == "client_gone"]
+    streamed = [c for c in calls or [] if c.stream]
+    gave_up = [c for c in streamed if c.outcome == "client_gone"]
     e = ctx.observe("the model call behind the stopped run (the rig's proxy)", {
         "stop": ctx.caps.stop, "stream_end": run.terminal.data if run.terminal else None,
-        "model_calls": [(c.get("seq"), c.get("outcome"), c.get("chunks"), c.get("total_ms")) for c in streamed]})
+        "model_calls": [(c.seq, c.outcome, c.chunks, c.total_ms) for c in streamed]})
     ctx.item("stop_reached_task", bool(gave_up) if streamed else None,
              "the stop reached the running task: the target gave up its model call before the answer ended", e,
-             seen={"model_calls": [(c.get("outcome"), c.get("chunks")) for c in streamed], "stop": ctx.caps.stop})
+             seen={"model_calls": [(c.outcome, c.chunks) for c in streamed], "stop": ctx.caps.stop})
     ctx.lacks("reason_saved", "end_reasons")
 
 
@@ -246,7 +246,7 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
     def moving() -> str:  # the run record, or the target's requests to its model: while they change it is working
         if records:
             return ctx.adapter.run(ctx.a, run.run_id).model_dump_json()
-        return repr([(r.get("seq"), r.get("total_ms")) for r in proxy.requests(since, in_flight=True)])
+        return repr([(r.seq, r.total_ms) for r in proxy.requests(since, in_flight=True)])
 
     held = wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0, moving, 10.0)
     if not ctx.took_effect(fixture, "encode_cancelled", "encode_exit_recorded"):
@@ -258,17 +258,17 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
     stop_ns = run.stop_ns
     assert stop_ns is not None
     # The proxy logs the held request when it ends: given up by the target, or answered once the delay ran out.
-    mine = [r for r in wait_until(lambda: [r for r in proxy.requests(since) if set(r.get("rules") or ())
-                                           & set(fixture.rule_ids) and r.get("total_ms") is not None],
+    mine = [r for r in wait_until(lambda: [r for r in proxy.requests(since) if set(r.rules or ())
+                                           & set(fixture.rule_ids) and r.total_ms is not None],
                                   STAGE_DELAY_MS / 1000 + 10.0) or []]
     if records:
         wait_terminal(ctx, run.run_id)
     ctx.finish(ctx.a, run)
     d = run.detail
-    gave_up = [r for r in mine if r.get("outcome") == "client_gone" and (r.get("total_ms") or 0) < STAGE_DELAY_MS]
+    gave_up = [r for r in mine if r.outcome == "client_gone" and (r.total_ms or 0) < STAGE_DELAY_MS]
     # A stop sent after the held request had ended was not a stop inside the stage (a target that answers — and so
     # can be stopped — only once its retrieval is done holds the rig's submit until then).
-    late = [r for r in mine if r.get("at_ms") is not None and r["at_ms"] + (r.get("total_ms") or 0) <= wall_ms(stop_ns)]
+    late = [r for r in mine if r.at_ms is not None and r.at_ms + (r.total_ms or 0) <= wall_ms(stop_ns)]
     e = ctx.observe("stop inside encode (the proxy's view of the held embedding request)", {
         "fixture": fixture.kind, "held": bool(held), "requests": mine, "state": d.state if d else None,
         "end_reason": d.end_reason if d else None, "stop": ctx.caps.stop, "stop_came_after_the_hold": bool(late),
@@ -276,7 +276,7 @@ def _stop_inside_encode_by_proxy(ctx: CaseContext) -> None:
     ctx.item("encode_cancelled", bool(gave_up) if mine and not late else Verdict.U,
              "the target gave the held embedding request up before the delay ran out "
              "(the cancellation reached the encode stage, not just the stream)", e,
-             seen={"held_requests": [(r.get("outcome"), round(r.get("total_ms") or 0)) for r in mine],
+             seen={"held_requests": [(r.outcome, round(r.total_ms or 0)) for r in mine],
                    "delay_ms": STAGE_DELAY_MS, "stop_came_after_the_hold": bool(late)})
     _exit_recorded(ctx, "encode", d, e)
 
@@ -382,7 +382,7 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
         def moving() -> object:
             calls = proxy.requests(since, in_flight=True) if proxy is not None else []
             return (read[0].model_dump_json() if read[0] is not None else None,
-                    [(c.get("seq"), c.get("chunks"), c.get("total_ms")) for c in calls])
+                    [(c.seq, c.chunks, c.total_ms) for c in calls])
 
         wait_while_moving(saved_whole, moving, 60)
         calls = model_calls_ended(ctx, since) or []
@@ -390,10 +390,10 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
     saved = answers(session, run.run_id)
     asked = [i for i, m in enumerate(session.messages) if m.role == "user" and m.content.strip() == LONG.strip()]
     after = [m for m in session.messages[asked[-1] + 1:] if m.role == "assistant"] if asked else []
-    gave_up = [c.get("seq") for c in calls if c.get("outcome") == "client_gone"]
+    gave_up = [c.seq for c in calls if c.outcome == "client_gone"]
     e = ctx.observe("after closing the stream and reading the session again (no run records)", {
         "saved_answers": [(m.message_id, len(m.content)) for m in saved], "assistant_after_question": len(after),
-        "model_calls": [(c.get("seq"), c.get("outcome"), c.get("chunks")) for c in calls], "given_up": gave_up,
+        "model_calls": [(c.seq, c.outcome, c.chunks) for c in calls], "given_up": gave_up,
         "stream_read_until": run.events[-1].event if run.events else None, "run_id": run.run_id})
     whole = bool(saved) and bool(saved[0].content.strip())
     if not _closing_is_its_stop(ctx):
@@ -546,7 +546,7 @@ def _interrupt_early(ctx: CaseContext, session_id: str) -> RunTranscript | None:
         records = not ctx.caps.missing("run_detail")  # the target's progress: its run record, or its model requests
         wait_while_moving(lambda: (ctx.fired(fixture) or 0) > 0,
                           lambda: ctx.adapter.run(ctx.a, run.run_id).model_dump_json() if records
-                          else repr([(r.get("seq"), r.get("total_ms")) for r in proxy.requests(since, in_flight=True)]),
+                          else repr([(r.seq, r.total_ms) for r in proxy.requests(since, in_flight=True)]),
                           10.0)
         if not ctx.took_effect(fixture, "no_checkpoint_stated", "new_task_starts"):
             ctx.stop(ctx.a, run)

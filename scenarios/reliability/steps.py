@@ -9,6 +9,7 @@ from typing import Any
 
 from rig.adapters import Citation, Hit, Message, Session
 from rig.errors import TargetHTTPError
+from rig.faults import RequestRecord
 from rig.gate import CaseContext
 from rig.measure import RunTranscript
 from rig.pdftext import occurrences_on_page, page_texts, pages_containing, span_pages, squash
@@ -188,20 +189,20 @@ def wait_terminal(ctx: CaseContext, run_id: str, timeout_s: float = 30.0) -> Any
 
 
 def model_calls_ended(ctx: CaseContext, since: int, *, endpoint: str = "chat", stall_s: float = 10.0
-                      ) -> list[dict[str, Any]] | None:
+                      ) -> list[RequestRecord] | None:
     """The target's model (or embeddings) requests the rig's proxy saw after `since`, once each has ended: the wait
     goes on while any of them still moves (a streamed answer's chunks growing) and gives up after `stall_s` of
     stillness (None: the rig cannot tell how they ended). None too when no proxy sits in front of the model."""
     proxy = ctx.target.model_proxy
     if proxy is None:
         return None
-    seen: list[list[dict[str, Any]]] = [[]]
+    seen: list[list[RequestRecord]] = [[]]
 
     def ended() -> bool:
-        seen[0] = [r for r in proxy.requests(since, in_flight=True) if r.get("endpoint") == endpoint]
-        return bool(seen[0]) and all(r.get("total_ms") is not None for r in seen[0])
+        seen[0] = [r for r in proxy.requests(since, in_flight=True) if r.endpoint == endpoint]
+        return bool(seen[0]) and all(r.total_ms is not None for r in seen[0])
 
-    if not wait_while_moving(ended, lambda: [(r.get("seq"), r.get("chunks"), r.get("total_ms")) for r in seen[0]],
+    if not wait_while_moving(ended, lambda: [(r.seq, r.chunks, r.total_ms) for r in seen[0]],
                              stall_s):
         return None
     return seen[0]

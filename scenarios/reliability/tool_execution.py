@@ -286,12 +286,12 @@ def _tool_error_without_record(ctx: CaseContext, run: RunTranscript, fixture: Fi
     ctx.lacks("error_recognisable", "run_tool_calls")
     ctx.lacks("stream_cards_match_record", "stream_tool_cards")
     calls = model_calls_ended(ctx, since, endpoint="embeddings") or []
-    failed = [c for c in calls if set(c.get("rules") or ()) & set(fixture.rule_ids)]
-    after = [c for c in calls if failed and c.get("seq", 0) > failed[0].get("seq", 0) and c.get("outcome") == "ok"]
+    failed = [c for c in calls if set(c.rules or ()) & set(fixture.rule_ids)]
+    after = [c for c in calls if failed and c.seq > failed[0].seq and c.outcome == "ok"]
     stated = run.terminal is not None and run.terminal.state == "failed" and not run.ended_by_rig
     cites = run.citations()
     e = ctx.observe("behaviour after the error (the proxy's retrieval log, the stream's end)", {
-        "retrieval_requests": [(c.get("seq"), c.get("outcome"), c.get("status")) for c in calls],
+        "retrieval_requests": [(c.seq, c.outcome, c.status) for c in calls],
         "went_on_after_the_failure": len(after), "stream_end": run.terminal.data if run.terminal else None,
         "citations": len(cites), "answer": run.answer[:300]})
     ctx.item("no_invented_evidence", bool(after) or not cites, "citations only where retrieval worked", e,

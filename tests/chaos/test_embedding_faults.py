@@ -15,16 +15,16 @@ import httpx
 import pytest
 
 from chaos.llm_proxy import LlmFaultProxy
-from chaos.proxy_base import ProxyControl
+from rig.faults import FaultControl
 from rig.waiting import wait_until
 
 
 @pytest.fixture()
-def proxy() -> Iterator[tuple[str, ProxyControl]]:
+def proxy() -> Iterator[tuple[str, FaultControl]]:
     p = LlmFaultProxy("mock")
     url = p.start()
     try:
-        yield url, ProxyControl(url)
+        yield url, FaultControl(url)
     finally:
         p.stop()
 
@@ -33,7 +33,7 @@ def _embed(url: str, text: str = "买家保护", timeout_s: float = 10.0) -> htt
     return httpx.post(f"{url}/v1/embeddings", json={"model": "rig-mock-embed", "input": [text]}, timeout=timeout_s)
 
 
-def test_an_embeddings_rule_fails_exactly_the_requests_it_names(proxy: tuple[str, ProxyControl]) -> None:
+def test_an_embeddings_rule_fails_exactly_the_requests_it_names(proxy: tuple[str, FaultControl]) -> None:
     url, control = proxy
     control.add({"endpoint": "embeddings", "mode": "status", "status": 500, "times": 1})
     control.add({"mode": "empty"})  # a chat rule: must not touch embeddings
@@ -46,7 +46,7 @@ def test_an_embeddings_rule_fails_exactly_the_requests_it_names(proxy: tuple[str
     assert fired == {"embeddings": 1, "chat": 0}
 
 
-def test_empty_and_reset_embeddings(proxy: tuple[str, ProxyControl]) -> None:
+def test_empty_and_reset_embeddings(proxy: tuple[str, FaultControl]) -> None:
     url, control = proxy
     control.add({"endpoint": "embeddings", "mode": "empty", "times": 1})
     assert _embed(url).json()["data"] == []
@@ -56,7 +56,7 @@ def test_empty_and_reset_embeddings(proxy: tuple[str, ProxyControl]) -> None:
     assert [r.outcome for r in control.requests()] == ["empty", "reset"]
 
 
-def test_a_held_request_the_client_abandons_is_seen_gone(proxy: tuple[str, ProxyControl]) -> None:
+def test_a_held_request_the_client_abandons_is_seen_gone(proxy: tuple[str, FaultControl]) -> None:
     """A client that gives up (a cancelled task closes its connection) is logged as gone well before the delay ends."""
     url, control = proxy
     control.add({"endpoint": "embeddings", "mode": "latency", "delay_ms": 20000, "times": 1})
@@ -73,7 +73,7 @@ def test_a_held_request_the_client_abandons_is_seen_gone(proxy: tuple[str, Proxy
     assert time.monotonic() - left < 10.0
 
 
-def test_a_held_request_that_is_waited_for_is_answered(proxy: tuple[str, ProxyControl]) -> None:
+def test_a_held_request_that_is_waited_for_is_answered(proxy: tuple[str, FaultControl]) -> None:
     url, control = proxy
     control.add({"endpoint": "embeddings", "mode": "latency", "delay_ms": 300, "times": 1})
     began = time.monotonic()
@@ -82,7 +82,7 @@ def test_a_held_request_that_is_waited_for_is_answered(proxy: tuple[str, ProxyCo
     assert control.requests()[0].outcome == "ok"
 
 
-def test_the_mock_lists_more_than_one_model(proxy: tuple[str, ProxyControl]) -> None:
+def test_the_mock_lists_more_than_one_model(proxy: tuple[str, FaultControl]) -> None:
     url, _ = proxy
     ids = [m["id"] for m in httpx.get(f"{url}/v1/models", timeout=10).json()["data"]]
     assert len(ids) >= 2 and "rig-mock" in ids

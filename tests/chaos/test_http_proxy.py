@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from chaos.http_proxy import HttpFaultProxy
-from chaos.proxy_base import ProxyControl
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import TokenEvent
 from rig.errors import TargetHTTPError, TargetUnreachable
+from rig.faults import FaultControl
 from tests.conftest import LiveWorkbench
 from tests.workbench.helpers import open_on
 
@@ -20,12 +20,12 @@ SEARCH = "/api/v1/tools/internal_search"
 
 
 @pytest.fixture()
-def fronted(live: LiveWorkbench) -> Iterator[tuple[WorkbenchAdapter, ProxyControl]]:
+def fronted(live: LiveWorkbench) -> Iterator[tuple[WorkbenchAdapter, FaultControl]]:
     proxy = HttpFaultProxy(live.url)
     url = proxy.start()
     adapter = WorkbenchAdapter(url)
     try:
-        yield adapter, ProxyControl(url)
+        yield adapter, FaultControl(url)
     finally:
         adapter.close()
         proxy.stop()
@@ -37,7 +37,7 @@ def search(live: LiveWorkbench, adapter: WorkbenchAdapter) -> float:
     return (time.perf_counter() - began) * 1000
 
 
-def test_pass_through_keeps_streams_and_bodies(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]
+def test_pass_through_keeps_streams_and_bodies(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, FaultControl]
                                                ) -> None:
     adapter, control = fronted
     sid = open_on(live, live.auth_a, ["P32"])
@@ -49,7 +49,7 @@ def test_pass_through_keeps_streams_and_bodies(live: LiveWorkbench, fronted: tup
     assert all(r.faults == [] for r in log)
 
 
-def test_latency_on_one_path_only(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]) -> None:
+def test_latency_on_one_path_only(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, FaultControl]) -> None:
     adapter, control = fronted
     control.add({"mode": "latency", "delay_ms": 250, "path": SEARCH, "method": "POST"})
     assert search(live, adapter) >= 250  # a delay is a floor, whatever else the machine is doing
@@ -58,7 +58,7 @@ def test_latency_on_one_path_only(live: LiveWorkbench, fronted: tuple[WorkbenchA
     assert faults[SEARCH] == ["latency"] and faults[f"/api/v1/projects/{live.corpus.project_id}/documents"] == []
 
 
-def test_status_and_reset_reach_the_client(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]) -> None:
+def test_status_and_reset_reach_the_client(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, FaultControl]) -> None:
     adapter, control = fronted
     control.add({"mode": "status", "status": 503, "path": SEARCH, "times": 1})
     with pytest.raises(TargetHTTPError) as err:
@@ -71,7 +71,7 @@ def test_status_and_reset_reach_the_client(live: LiveWorkbench, fronted: tuple[W
     assert [r["fired"] for r in control.rules()] == [1, 1]
 
 
-def test_a_cut_body_is_an_incomplete_message(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, ProxyControl]
+def test_a_cut_body_is_an_incomplete_message(live: LiveWorkbench, fronted: tuple[WorkbenchAdapter, FaultControl]
                                              ) -> None:
     _, control = fronted
     control.add({"mode": "cut", "after_chunks": 0, "path": "/api/v1/projects/*/documents", "method": "GET"})

@@ -11,9 +11,8 @@ import pytest
 
 from chaos.injectors import Injectors
 from chaos.llm_proxy import LlmFaultProxy
-from chaos.proxy_base import ProxyControl, RequestRecord
-from chaos.vocabulary import Fault
 from rig.adapters.models import RunDetail, TokenEvent
+from rig.faults import Fault, FaultControl, RequestRecord
 from tests.conftest import Corpus, LiveWorkbench, start_workbench
 from tests.workbench.helpers import ask
 
@@ -24,7 +23,7 @@ QUESTION = "请概括《Reputation and Regulations- Evidence from eBay》的主�
 class Rigged:
     wb: LiveWorkbench
     proxy: LlmFaultProxy
-    control: ProxyControl
+    control: FaultControl
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,7 @@ def rigged(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> Iterator
     url = proxy.start()
     wb.adapter.set_model_config(wb.auth_a, "openai", "rig-mock", f"{url}/v1", "sk-rig-test-key")
     try:
-        yield Rigged(wb, proxy, ProxyControl(url))
+        yield Rigged(wb, proxy, FaultControl(url))
     finally:
         proxy.stop()
         wb.adapter.close()
@@ -126,7 +125,7 @@ def test_a_seeded_probability_fires_on_the_same_requests_every_time(tmp_path: Pa
         proxy = LlmFaultProxy("mock", seed=7)
         url = proxy.start()
         try:
-            ProxyControl(url).add({"mode": "status", "status": 500, "probability": 0.5})
+            FaultControl(url).add({"mode": "status", "status": 500, "probability": 0.5})
             body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
             patterns.append([httpx.post(f"{url}/v1/chat/completions", json=body).status_code for _ in range(20)])
         finally:

@@ -11,24 +11,23 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from chaos.net_proxy import LinkFault, NetFaultProxy
-from chaos.proxy_base import ProxyControl
-from chaos.vocabulary import Fault
+from chaos.net_proxy import NetFaultProxy
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import TokenEvent
 from rig.errors import RigError
+from rig.faults import Fault, FaultControl, LinkFault
 from tests.conftest import LiveWorkbench
 from tests.workbench.helpers import open_on
 
 
 @pytest.fixture()
-def relay(live: LiveWorkbench) -> Iterator[tuple[NetFaultProxy, WorkbenchAdapter, ProxyControl]]:
+def relay(live: LiveWorkbench) -> Iterator[tuple[NetFaultProxy, WorkbenchAdapter, FaultControl]]:
     up = urlsplit(live.url)
     proxy = NetFaultProxy(up.hostname or "127.0.0.1", up.port or 80)
     address, control = proxy.start()
     adapter = WorkbenchAdapter(f"http://{address}")
     try:
-        yield proxy, adapter, ProxyControl(control)
+        yield proxy, adapter, FaultControl(control)
     finally:
         adapter.close()
         proxy.stop()
@@ -44,7 +43,7 @@ def first_token_ms(live: LiveWorkbench, adapter: WorkbenchAdapter, sid: str) -> 
 
 
 def test_latency_delays_what_comes_from_the_target_and_goes_when_removed(
-        live: LiveWorkbench, relay: tuple[NetFaultProxy, WorkbenchAdapter, ProxyControl]) -> None:
+        live: LiveWorkbench, relay: tuple[NetFaultProxy, WorkbenchAdapter, FaultControl]) -> None:
     proxy, adapter, control = relay
     sid = open_on(live, live.auth_a, ["P32"])
     rule = control.add({"mode": "latency", "delay_ms": 300})
@@ -62,7 +61,7 @@ def test_latency_delays_what_comes_from_the_target_and_goes_when_removed(
 
 
 def test_a_partition_holds_bytes_until_it_is_lifted(live: LiveWorkbench,
-                                                    relay: tuple[NetFaultProxy, WorkbenchAdapter, ProxyControl]) -> None:
+                                                    relay: tuple[NetFaultProxy, WorkbenchAdapter, FaultControl]) -> None:
     _, adapter, control = relay
     rule = control.add({"mode": "partition"})
     done = threading.Event()
@@ -84,7 +83,7 @@ def test_a_partition_holds_bytes_until_it_is_lifted(live: LiveWorkbench,
 
 
 def test_reset_breaks_connections_and_refuses_new_ones_while_it_holds(
-        live: LiveWorkbench, relay: tuple[NetFaultProxy, WorkbenchAdapter, ProxyControl]) -> None:
+        live: LiveWorkbench, relay: tuple[NetFaultProxy, WorkbenchAdapter, FaultControl]) -> None:
     proxy, adapter, control = relay
     address = proxy.address
     assert address is not None
@@ -107,7 +106,7 @@ def test_rules_are_checked_where_they_are_written() -> None:
     _, control = proxy.start()
     try:
         with pytest.raises(RigError, match="delay_ms"):
-            ProxyControl(control).add({"mode": "latency"})
-        assert ProxyControl(control).healthy()
+            FaultControl(control).add({"mode": "latency"})
+        assert FaultControl(control).healthy()
     finally:
         proxy.stop()

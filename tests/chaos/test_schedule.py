@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from chaos.schedule import load_schedule
-from chaos.vocabulary import Fault
 from rig.cli.main import app
 from rig.errors import ConfigError
+from rig.faults import Fault
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "chaos.example.yaml"
 

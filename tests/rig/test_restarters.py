@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from chaos.injectors import Injectors
-from chaos.vocabulary import Fault
 from rig.config import TargetConfig
 from rig.errors import ConfigError, RigError
+from rig.faults import Fault
 from rig.target.restart import CommandRestarter, DockerRestarter, restarter_for
 
 

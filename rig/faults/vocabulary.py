@@ -11,25 +11,85 @@
                      restart (docker restart), stop_start
     via: network     the target's link, through the network fault proxy on its host (point `link`): latency
                      (delay_ms one way, `direction` from_target | to_target | both), partition, reset
+
+A gate case's fixtures, a chaos schedule and Chaos Toolkit's actions all build a `Fault`; a proxy receives its
+`proxy_rule()` (or `link_rule()`), the target's control its `target_spec()`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chaos.http_proxy import HTTP_MODES
-from chaos.llm_proxy import LLM_MODES
-from chaos.net_proxy import NET_MODES, Direction, LinkFault
-from chaos.rules import ModelEndpoint, ProxyFault
-from rig.target import RESTART_MODES
-
 Via = Literal["target", "llm_proxy", "http_proxy", "restart", "network"]
+ProxyMode = Literal["latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body"]
+ModelEndpoint = Literal["chat", "embeddings"]
+RestartMode = Literal["kill", "term", "restart", "stop_start"]
+Direction = Literal["from_target", "to_target", "both"]
+
 TARGET_POINTS = ("internal_search", "encode", "query", "expand", "llm", "summarize", "trace_export")
 TARGET_MODES = ("error", "timeout", "delay", "empty", "repeat_same", "no_usage")
+LLM_MODES = ("latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body")
+HTTP_MODES = ("latency", "status", "reset", "slow_body", "cut")
+RESTART_MODES: tuple[RestartMode, ...] = ("kill", "term", "restart", "stop_start")
+NET_MODES = ("latency", "partition", "reset")
+STREAM_ONLY = {"first_token_delay", "cut"}  # proxy modes that act on a streamed answer only
 MODES: dict[str, tuple[str, ...]] = {"target": TARGET_MODES, "llm_proxy": LLM_MODES, "http_proxy": HTTP_MODES,
                                      "restart": RESTART_MODES, "network": NET_MODES}
+
+
+class ProxyFault(BaseModel):
+    """One rule of a fault proxy (LLM or HTTP)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: ProxyMode
+    probability: float = Field(1.0, ge=0.0, le=1.0)
+    times: int | None = Field(None, ge=1, description="fire at most this often (None: until cleared)")
+    delay_ms: float | None = Field(None, ge=0, description="latency, first_token_delay, slow_body (per chunk)")
+    status: int | None = Field(None, ge=400, le=599, description="status mode: the status to answer")
+    retry_after_s: float | None = Field(None, ge=0, description="status mode: the Retry-After header")
+    after_chunks: int | None = Field(None, ge=0, description="cut/reset: forward this many chunks first")
+    path: str = Field("*", description="glob on the request path")
+    method: str = "*"
+    match: str | None = Field(None, description="only requests whose body contains this text")
+    endpoint: ModelEndpoint = Field(
+        "chat", description="LLM proxy: the endpoint the rule applies to (chat completions, or embeddings: a "
+                            "target's retrieval when it embeds its queries through the proxy)")
+
+    @model_validator(mode="after")
+    def _needs(self) -> ProxyFault:
+        if self.mode == "status" and self.status is None:
+            self.status = 503
+        if self.mode in ("latency", "first_token_delay", "slow_body") and self.delay_ms is None:
+            raise ValueError(f"mode {self.mode} needs delay_ms")
+        return self
+
+    def applies(self, method: str, path: str, body: bytes) -> bool:
+        """Whether a request is one this rule is for (method, path glob, body substring)."""
+        if self.method != "*" and self.method.upper() != method.upper():
+            return False
+        if not fnmatch.fnmatchcase(path, self.path):
+            return False
+        return self.match is None or self.match.encode() in body
+
+
+class LinkFault(BaseModel):
+    """One rule of the network fault proxy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["latency", "partition", "reset"]
+    delay_ms: float | None = Field(None, ge=0, le=60_000, description="latency: one-way delay")
+    direction: Direction = "from_target"
+
+    @model_validator(mode="after")
+    def _needs(self) -> LinkFault:
+        if self.mode == "latency" and self.delay_ms is None:
+            raise ValueError("mode latency needs delay_ms")
+        return self
 
 
 class Fault(BaseModel):
