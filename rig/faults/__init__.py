@@ -4,6 +4,7 @@ schedule and Chaos Toolkit's actions all speak (`chaos/` keeps the proxy servers
     rig.faults.vocabulary   `Fault` ({via, point, mode, ...}), the proxies' rules, every channel's modes
     rig.faults.control      `FaultControl`: the one client of a fault proxy's `/_rig` control API
     rig.faults.injector     `Injector`: what puts a fault in force and takes it back
+    rig.faults.channels     the injectors of a fault proxy's rules and of the target's own fault points
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from rig.lazy import exports
 
 if TYPE_CHECKING:
+    from rig.faults.channels import ProxyInjector, TargetInjector
     from rig.faults.control import FaultControl, RequestRecord
     from rig.faults.injector import Injector
     from rig.faults.vocabulary import (
@@ -38,12 +40,14 @@ _EXPORTS = {
     "Direction": "rig.faults.vocabulary", "Fault": "rig.faults.vocabulary", "FaultControl": "rig.faults.control",
     "HTTP_MODES": "rig.faults.vocabulary", "Injector": "rig.faults.injector", "LLM_MODES": "rig.faults.vocabulary",
     "LinkFault": "rig.faults.vocabulary", "MODES": "rig.faults.vocabulary", "ModelEndpoint": "rig.faults.vocabulary",
-    "NET_MODES": "rig.faults.vocabulary", "ProxyFault": "rig.faults.vocabulary", "ProxyMode": "rig.faults.vocabulary",
+    "NET_MODES": "rig.faults.vocabulary", "ProxyFault": "rig.faults.vocabulary",
+    "ProxyInjector": "rig.faults.channels", "ProxyMode": "rig.faults.vocabulary",
     "RESTART_MODES": "rig.faults.vocabulary", "RequestRecord": "rig.faults.control",
     "RestartMode": "rig.faults.vocabulary", "STREAM_ONLY": "rig.faults.vocabulary",
-    "TARGET_MODES": "rig.faults.vocabulary", "TARGET_POINTS": "rig.faults.vocabulary", "Via": "rig.faults.vocabulary",
+    "TARGET_MODES": "rig.faults.vocabulary", "TARGET_POINTS": "rig.faults.vocabulary",
+    "TargetInjector": "rig.faults.channels", "Via": "rig.faults.vocabulary",
 }
 __all__ = ["Direction", "Fault", "FaultControl", "HTTP_MODES", "Injector", "LLM_MODES", "LinkFault", "MODES",
-          "ModelEndpoint", "NET_MODES", "ProxyFault", "ProxyMode", "RESTART_MODES", "RequestRecord", "RestartMode",
-          "STREAM_ONLY", "TARGET_MODES", "TARGET_POINTS", "Via"]
+          "ModelEndpoint", "NET_MODES", "ProxyFault", "ProxyInjector", "ProxyMode", "RESTART_MODES", "RequestRecord",
+          "RestartMode", "STREAM_ONLY", "TARGET_MODES", "TARGET_POINTS", "TargetInjector", "Via"]
 __getattr__, __dir__ = exports(__name__, _EXPORTS)

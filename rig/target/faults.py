@@ -12,7 +12,7 @@ from typing import Any
 
 from rig import events
 from rig.errors import CapabilityMissing
-from rig.faults import Fault
+from rig.faults import Fault, ProxyInjector, TargetInjector
 from rig.target.items import ItemRecording
 from rig.verdict import Verdict
 
@@ -50,7 +50,7 @@ class FaultFixtures(ItemRecording):
     def fault(self, point: str, mode: str, **extra: Any) -> str:
         """A fault at one of the target's own fault points, through its test-only control; its id."""
         fault = Fault(via="target", point=point, mode=mode, **extra)
-        fault_id = str(self.chaos("POST", "faults", fault.target_spec())["fault_id"])
+        fault_id = TargetInjector(self.chaos).inject(fault)
         self.evidence("fault", f"fault {fault.label} injected", {**fault.target_spec(), "fault_id": fault_id})
         self._injected(point, mode)
         return fault_id
@@ -59,7 +59,7 @@ class FaultFixtures(ItemRecording):
         """A fault through the rig's LLM proxy: its rule id, remembered so the case's end removes it."""
         proxy = self.target.model_proxy
         assert proxy is not None
-        rule_id = proxy.add(fault.proxy_rule())
+        rule_id = ProxyInjector(proxy).inject(fault)
         self._proxy_rules.append(rule_id)
         return rule_id
 
