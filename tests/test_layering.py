@@ -56,9 +56,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fixtures",),
     ("measure",),  # typed events, Measure, T-codes, the one SSE framing, derivation, aggregation, thresholds
     ("verdict",),
+    ("evidence",),
     ("policy",),
     ("runmanifest",),
-    ("evidence",),
     ("run_end",),
     ("adapters",),  # reaching any target: the adapter protocol, capabilities, the HTTP description language
     ("config", "corpus_load"),
