@@ -10,6 +10,8 @@ declare themselves in their package metadata (`pyproject.toml`, `[project.entry-
     rig.extensions       modules imported before every gate, quality and load run; they add `rig.events`
                          listeners as they load (the chaos schedule of `rig load --chaos` is one)
     rig.cli              typer apps added as `rig <name>` sub-commands
+    rig.fault_proxies    fault proxy servers by name (`llm`: the LLM fault proxy the rig starts in front of a
+                         target's model, `target.model_proxy` in rig.yaml), each a `rig.faults.ProxyServer`
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ SCENARIOS = "rig.scenarios"
 LOCUSTFILES = "rig.locustfiles"
 EXTENSIONS = "rig.extensions"
 CLI = "rig.cli"
+FAULT_PROXIES = "rig.fault_proxies"
 
 _FIX = "install the rig with its scenario packs (pip install -e . from the checkout, or make setup)"
 
@@ -77,3 +80,13 @@ def load_objects(group: str) -> list[tuple[str, Any]]:
             raise ConfigError(f"plug-in {ep.name!r} of {group!r} ({ep.value}) cannot be imported: {exc}",
                               fix=_FIX) from None
     return out
+
+
+def fault_proxy(name: str) -> Any:
+    """The fault proxy server plug-in called `name` (its class: `cls(upstream, record_path=…)`), loaded."""
+    found = dict(load_objects(FAULT_PROXIES))
+    if name not in found:
+        raise ConfigError(f"no fault proxy {name!r} is installed (entry point group {FAULT_PROXIES!r} has "
+                          f"{', '.join(sorted(found)) or 'none'})", fix="install the rig with its chaos plug-in "
+                          "(pip install -e . from the checkout, or make setup)")
+    return found[name]

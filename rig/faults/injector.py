@@ -22,3 +22,12 @@ class Injector(Protocol):
     def fired(self, fault: Fault, handle: str | None) -> int | None:
         """How often the fault fired so far (None: the channel cannot say)."""
         ...
+
+
+class ProxyServer(Protocol):
+    """A fault proxy server a plug-in provides (`rig.fault_proxies`): built as `cls(upstream, record_path=…)`,
+    served in a background thread of the rig's own process by `start`, which answers its base URL."""
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str: ...
+
+    def stop(self) -> None: ...

@@ -1,9 +1,10 @@
 """The rig's own fault fixture in front of a target's model: the LLM fault proxy at the address the
 target's OpenAI-compatible base URL points to (`target.model_proxy` in rig.yaml).
 
-The rig starts it as `rig chaos llm-proxy` (the chaos plug-in's command, so the rig imports nothing of
-it), or attaches to one that already runs beside the target (`control:`), and drives it over its published
-control API (`/_rig/rules`, `/_rig/requests`). Cases use it to slow a model's stream, empty an answer, fail a
+The rig serves it in a thread of its own process, from the server the chaos plug-in registers as
+`rig.fault_proxies` `llm` (so the rig imports nothing of it by name), or attaches to one that already runs beside
+the target (`control:`), and drives it over its published control API (`/_rig/rules`, `/_rig/requests`) with
+the one fault control client. Cases use it to slow a model's stream, empty an answer, fail a
 request or drop usage on any target whose model endpoint can be pointed at it, and — where the target embeds
 its retrieval queries through it — to fault the target's retrieval, without a test-only control in the target.
 A fixture's effect is read back (`fired()`, `requests()`) before an item decides on it.
@@ -11,14 +12,12 @@ A fixture's effect is read back (`fired()`, `requests()`) before an item decides
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from rig.config import ModelProxyConfig
 from rig.errors import ConfigError, RigError
-from rig.faults import FaultControl
-from rig.lifeline import spawn
+from rig.faults import FaultControl, ProxyServer
+from rig.plugins import fault_proxy
 from rig.target.readiness import wait_ready
 
 
@@ -29,9 +28,8 @@ class ModelProxy(FaultControl):
     def __init__(self, config: ModelProxyConfig, log_dir: Path) -> None:
         super().__init__(config.url)
         self.config = config
-        self.log_path = log_dir / "model-proxy.log"
         self.record_path = log_dir / "model-proxy.jsonl"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.server: ProxyServer | None = None
 
     @property
     def embeddings(self) -> bool:
@@ -47,27 +45,19 @@ class ModelProxy(FaultControl):
         if not host or not port.isdigit():
             raise ConfigError(f"target.model_proxy.listen {self.config.listen!r} is not HOST:PORT",
                               fix="for example listen: 127.0.0.1:18099 (the target's model base URL: http://127.0.0.1:18099/v1)")
-        cmd = [sys.executable, "-m", "rig.cli", "chaos", "llm-proxy", "--upstream", self.config.upstream,
-               "--listen", self.config.listen, "--record", str(self.record_path)]
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            self.process = spawn(cmd, stdout=log, stderr=subprocess.STDOUT)
-
-        def alive() -> None:
-            if self.process is not None and self.process.poll() is not None:
-                tail = self.log_path.read_text(errors="replace")[-800:]
-                raise RigError(f"the model proxy exited with {self.process.returncode}: {tail}",
-                               fix="check target.model_proxy (is the port free? is `rig chaos` installed?)")
-
-        wait_ready(self.config.url, timeout_s, alive, path="/_rig/healthz")
+        self.record_path.parent.mkdir(parents=True, exist_ok=True)
+        server: ProxyServer = fault_proxy("llm")(self.config.upstream, record_path=self.record_path)
+        try:
+            server.start(host, int(port))
+        except OSError as exc:
+            raise RigError(f"the model proxy cannot listen on {self.config.listen}: {exc}",
+                           fix="check target.model_proxy.listen (is the port free?)") from None
+        self.server = server
+        wait_ready(self.config.url, timeout_s, path="/_rig/healthz")
         return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
+        """Stop the proxy this rig started (a sidecar is never stopped)."""
+        if self.server is not None:
+            self.server.stop()
+        self.server = None
