@@ -1,8 +1,10 @@
 """Does it leak: a soak holds a load and fits, per resource, a slope with an interval over the hold.
 
 Series: the target's resident memory, open file descriptors and run slots in use (from its /metrics, sampled each
-second by the master; descriptors and slots at their floor per 5 s — the level they fall back to between runs, so
-that the connections of the runs in flight are not read as a leak), and the client's
+second by the master; descriptors at their floor per 5 s — the level they fall back to between runs, so that the
+connections of the runs in flight are not read as a leak; slots as those held beyond the rig's own runs in flight
+at that second, at their floor per 5 s — a target that slows holds more slots for the same closed-loop users, and
+that is not a leak), and the client's
 T4 and T5 per run, per hour; and T4 against the question of its session it answered (`session_turn`), per
 question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded pairs
 bootstrap. A slope
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rig.evidence import EvidenceStore
+from rig.measure.events import Measure
 from rig.measure.tally import SESSION_TURN
 from rig.measure.thresholds import Threshold
 from rig.results.soak import Slope, SoakAnalysis
@@ -30,6 +33,7 @@ Per = Literal["h", "turn"]
 WARMUP_SHARE = 0.2  # the start of the hold left out: caches fill, pools grow
 FLOOR_BUCKET_MS = 5_000.0
 PLOT_POINTS = 240
+END_CODES = ("T5", "T6")  # a run's end on the client clock (an answer, a revision)
 
 
 def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float | None:
@@ -68,6 +72,18 @@ def _floors(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(min(p[0] for p in pts), min(p[1] for p in pts)) for _, pts in sorted(buckets.items())]
 
 
+def _run_spans(measures: Sequence[Measure]) -> list[tuple[float, float]]:
+    """The rig's own runs as (start, end) wall ms: each run's client end row (T5, T6), stamped at its end, less the
+    time it took."""
+    return [(m.ts_ms - m.value, m.ts_ms) for m in measures if m.ts_ms is not None and m.source == "client"
+            and m.code in END_CODES and m.unit == "ms" and m.run_id]
+
+
+def _beyond_runs(slots: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Each slot sample less the rig's runs in flight at that moment (never below zero: a queued run holds none)."""
+    return [(t, max(0.0, v - sum(1 for a, b in spans if a <= t <= b))) for t, v in slots]
+
+
 def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, thresholds: list[Threshold]
                   ) -> SoakAnalysis:
     """Every series' slope over the hold after its warm-up, judged against the policy's bounds."""
@@ -87,8 +103,8 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]]]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20)),
         ("soak.fds_per_h", "target open files (floor per 5 s)", "fds", "h", _floors(series("target_open_fds"))),
-        ("soak.slots_per_h", "run slots in use (floor per 5 s)", "slots", "h",
-         _floors(series("target_slots_in_use"))),
+        ("soak.slots_per_h", "run slots held beyond the rig's runs in flight (floor per 5 s)", "slots", "h",
+         _floors(_beyond_runs(series("target_slots_in_use"), _run_spans(measures)))),
         ("soak.T4_ms_per_h", "T4 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T4"]),
         ("soak.T5_ms_per_h", "T5 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T5"]),
         ("soak.T4_ms_per_turn", "T4 by the question of its session", "ms", "turn",

@@ -66,3 +66,15 @@ def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defects:
         assert any("soak:" in r for r in result.decision.reasons)
         assert all(s.plot and len(s.fit) == 2 for s in soak.drifting)  # drawn with its fitted line
     assert "<h2>Soak</h2>" in (result.run_dir / "report.html").read_text(encoding="utf-8")
+
+
+def test_slots_count_only_beyond_the_rigs_own_runs_in_flight() -> None:
+    """A slowing target holds more slots for the same closed-loop users (more runs in flight): not a leak. A slot held
+    with no run of the rig's in flight is."""
+    from rig.load.soak import _beyond_runs, _floors
+
+    spans = [(t * 1000.0, t * 1000.0 + 400.0 + 40.0 * t) for t in range(60)]  # runs longer and longer, overlapping
+    busier = [(t * 250.0, float(sum(1 for a, b in spans if a <= t * 250.0 <= b))) for t in range(240)]
+    assert fit(_floors(_beyond_runs(busier, spans))) == 0.0  # exactly the runs in flight: nothing beyond them
+    leaking = [(t, v + t // 10_000) for t, v in busier]  # one more slot lost every 10 s
+    assert (fit(_floors(_beyond_runs(leaking, spans))) or 0.0) > 100.0
