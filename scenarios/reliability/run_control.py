@@ -369,6 +369,7 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
     calls still move, and the rig's LLM proxy's record of whether the target gave its model call up at the close."""
     proxy = ctx.target.model_proxy
     since = proxy.last_seq() if proxy is not None else 0
+    sessions = not ctx.caps.missing("sessions")
     with ctx.slow_model():
         run = ctx.submit(ctx.a, session_id, LONG)
         stream = ctx.stream_until(ctx.a, run, lambda e: isinstance(e, TokenEvent))
@@ -376,6 +377,8 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
         read: list[Any] = [None]
 
         def saved_whole() -> bool:
+            if not sessions:  # nothing to read back: the wait follows the model calls alone
+                return False
             read[0] = ctx.adapter.session(ctx.a, session_id)
             return any(m.content.strip() for m in answers(read[0], run.run_id))
 
@@ -386,10 +389,11 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
 
         wait_while_moving(saved_whole, moving, 60)
         calls = model_calls_ended(ctx, since) or []
-    session = read[0] if read[0] is not None else ctx.adapter.session(ctx.a, session_id)
-    saved = answers(session, run.run_id)
-    asked = [i for i, m in enumerate(session.messages) if m.role == "user" and m.content.strip() == LONG.strip()]
-    after = [m for m in session.messages[asked[-1] + 1:] if m.role == "assistant"] if asked else []
+    session = read[0] if read[0] is not None or not sessions else ctx.adapter.session(ctx.a, session_id)
+    saved = answers(session, run.run_id) if session is not None else []
+    asked = [i for i, m in enumerate(session.messages) if m.role == "user" and m.content.strip() == LONG.strip()] \
+        if session is not None else []
+    after = [m for m in session.messages[asked[-1] + 1:] if m.role == "assistant"] if session and asked else []
     gave_up = [c.seq for c in calls if c.outcome == "client_gone"]
     e = ctx.observe("after closing the stream and reading the session again (no run records)", {
         "saved_answers": [(m.message_id, len(m.content)) for m in saved], "assistant_after_question": len(after),
@@ -397,16 +401,19 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
         "stream_read_until": run.events[-1].event if run.events else None, "run_id": run.run_id})
     whole = bool(saved) and bool(saved[0].content.strip())
     if not _closing_is_its_stop(ctx):
-        if gave_up or (whole and calls):
+        if gave_up or (calls and (whole or not sessions)):
             ctx.item("disconnect_not_cancel", not gave_up, "the target runs its model call to its end after the page "
-                     "closes and saves the answer (a closed page is no stop)", e,
+                     "closes" + (" and saves the answer" if sessions else "") + " (a closed page is no stop)", e,
                      seen={"model_calls": len(calls), "given_up_at_the_close": gave_up,
                            "saved_chars": len(saved[0].content) if saved else 0})
         else:
             ctx.could_not("disconnect_not_cancel", "tell whether the run went on after the page closed",
                           "the run record (the target keeps none), the rig's LLM proxy's record of the target's model "
                           f"calls ({len(calls)} seen ended), the saved answer ({len(saved)} linked)", e)
-    if whole:
+    if not sessions:
+        ctx.item("reopen_shows_real_state", Verdict.BLOCKED, "missing capability: sessions (no run record and no "
+                 "saved session: nothing shows the run on return)")
+    elif whole:
         ctx.item("reopen_shows_real_state", True, "the answer is saved and shown on return", e,
                  seen={"saved_chars": len(saved[0].content.strip())})
     elif after:  # something was saved after the question, but the rig could not link it to the run

@@ -365,6 +365,12 @@ def last_round_and_empty_answer(ctx: CaseContext) -> None:
         if empty.terminal is not None and empty.ended_by_rig is None else None
     e2 = ctx.observe("empty-answer variant", {"ended": said, "answer": empty.answer, "fixture": fixture.kind,
                                               "stream_end": empty.ended_by_rig})
+    if empty.answer.strip():  # the emptied reply was not the answer's (a target may ask its model more than once)
+        ctx.could_not("empty_answer_failed", "give the target an empty model answer",
+                      f"an empty reply to one model call ({fixture}); the target still answered "
+                      f"{len(empty.answer.strip())} characters, so the emptied call was not the one that answers", e2,
+                      *empty.evidence)
+        return
     if said is None:  # the stream closed with no end of the target's own, and no record says how the run ended
         ctx.could_not("empty_answer_failed", "read how the run with an empty answer ended",
                       "the run record (the target keeps none), then the stream's terminal event (it sent none: "

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import httpx
+import pytest
 
 from chaos import mock_model
 from rig.config import ModelProxyConfig
@@ -46,6 +47,8 @@ def test_the_rig_starts_its_model_proxy_where_the_target_calls_and_drives_its_ru
         proxy.clear()
         assert proxy.rules() == []
     finally:
-        started = proxy.process
+        served = proxy.server
         proxy.stop()
-    assert started is not None and started.poll() is not None, "stopping the rig ends its proxy"
+    assert served is not None and proxy.server is None, "the rig served it itself, from the chaos plug-in"
+    with pytest.raises(httpx.TransportError):  # stopping the rig's proxy closes its port
+        httpx.get(f"{proxy.config.url}/_rig/healthz", timeout=2)

@@ -74,12 +74,12 @@ EXPECTED_BLOCKED = {
     (12, "direct_results_in_scope"): "scope", (13, "merged_call"): "search_calls",
     (14, "error_recognisable"): "run_tool_calls", (14, "stream_cards_match_record"): "stream_tool_cards",
     (15, "expand_fault"): "expansion, chaos",
-    (16, "last_round"): "chaos", (16, "empty_answer_failed"): "run_detail",
+    (16, "last_round"): "run_detail",
     (17, "precondition"): "sessions", (18, "precondition"): "sessions", (19, "summary_fixture"): "summaries, chaos",
     (20, "reason_saved"): "end_reasons", (20, "slot_released"): "slots_metric",
     (20, "saved_results_kept"): "sessions, run_detail",
     (21, "encode_exit_recorded"): "end_reasons", (21, "query_cancelled"): "chaos",
-    (22, "precondition"): "run_detail",
+    (22, "precondition"): "sessions",
     (23, "checkpoint_resume"): "checkpoints, resume", (24, "checkpoint_resume"): "checkpoints, resume",
     (25, "no_checkpoint_stated"): "checkpoints, resume",
     (26, "checkpoint_rules_hold"): "checkpoints, resume", (26, "interruption_truthful"): "run_detail",
@@ -129,7 +129,11 @@ def test_the_gate_fails_only_where_lightrag_breaks_a_promise(gate: GateResult) -
     assert verdicts[3] == verdicts[4] == Verdict.FAIL  # no per-user isolation: a PASS there would be a lie
 
 
-def test_every_blocked_item_names_what_lightrag_lacks(gate: GateResult) -> None:
+def test_an_emptied_call_that_was_not_the_answers_is_undecided(gate: GateResult) -> None:
+    """LightRAG asks its model for keywords before the answer: the rig's one emptied reply lands there and the answer
+    comes whole, so case 16 cannot say how an empty answer ends — U, never a FAIL on an answer that was not empty."""
+    item = next(i for c, i in _items(gate) if c == 16 and i.name == "empty_answer_failed")
+    assert item.verdict == Verdict.U and "was not the one that answers" in item.reason, item
     items = _items(gate)
     blocked = {(c, i.name): i.reason for c, i in items if i.verdict == Verdict.BLOCKED}
     assert {k: v.removeprefix("missing capability: ").split(" (")[0] for k, v in blocked.items()} == EXPECTED_BLOCKED
