@@ -48,7 +48,7 @@ class FaultControl:
         except httpx.TransportError as exc:
             raise RigError(f"the fault proxy at {self.url} does not answer: {type(exc).__name__}",
                            fix="start it (`rig chaos llm-proxy` / `rig chaos http-proxy`, or target.model_proxy in "
-                               "rig.yaml) and check its URL; its log says why it stopped") from None
+                               "rig.yaml) and check its URL") from None
         if response.status_code >= 300:
             raise RigError(f"the fault proxy refused {method} /_rig/{path}: {response.text[:300]}",
                            fix="check the rule against `rig chaos modes`")

@@ -15,11 +15,12 @@ unless the policy says otherwise), is **flat** when the whole interval lies with
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Literal
 
 from rig.evidence import EvidenceStore
-from rig.measure.events import Measure
+from rig.load.runviews import run_views
 from rig.measure.tally import SESSION_TURN
 from rig.measure.thresholds import Threshold
 from rig.results.soak import Slope, SoakAnalysis
@@ -33,7 +34,6 @@ Per = Literal["h", "turn"]
 WARMUP_SHARE = 0.2  # the start of the hold left out: caches fill, pools grow
 FLOOR_BUCKET_MS = 5_000.0
 PLOT_POINTS = 240
-END_CODES = ("T5", "T6")  # a run's end on the client clock (an answer, a revision)
 
 
 def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float | None:
@@ -72,16 +72,11 @@ def _floors(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(min(p[0] for p in pts), min(p[1] for p in pts)) for _, pts in sorted(buckets.items())]
 
 
-def _run_spans(measures: Sequence[Measure]) -> list[tuple[float, float]]:
-    """The rig's own runs as (start, end) wall ms: each run's client end row (T5, T6), stamped at its end, less the
-    time it took."""
-    return [(m.ts_ms - m.value, m.ts_ms) for m in measures if m.ts_ms is not None and m.source == "client"
-            and m.code in END_CODES and m.unit == "ms" and m.run_id]
-
-
 def _beyond_runs(slots: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Each slot sample less the rig's runs in flight at that moment (never below zero: a queued run holds none)."""
-    return [(t, max(0.0, v - sum(1 for a, b in spans if a <= t <= b))) for t, v in slots]
+    """Each slot sample less the rig's runs in flight at that moment, each run a (submit, end) span in wall ms
+    (never below zero: a queued run holds none). Sorted starts and ends count the runs in flight at a time."""
+    starts, ends = sorted(a for a, _ in spans), sorted(b for _, b in spans)
+    return [(t, max(0.0, v - (bisect_right(starts, t) - bisect_left(ends, t)))) for t, v in slots]
 
 
 def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, thresholds: list[Threshold]
@@ -104,7 +99,8 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20)),
         ("soak.fds_per_h", "target open files (floor per 5 s)", "fds", "h", _floors(series("target_open_fds"))),
         ("soak.slots_per_h", "run slots held beyond the rig's runs in flight (floor per 5 s)", "slots", "h",
-         _floors(_beyond_runs(series("target_slots_in_use"), _run_spans(measures)))),
+         _floors(_beyond_runs(series("target_slots_in_use"), [(v.submit_ms, v.end_ms) for v in
+                                                               run_views(measures).values() if v.duration_ms is not None]))),
         ("soak.T4_ms_per_h", "T4 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T4"]),
         ("soak.T5_ms_per_h", "T5 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T5"]),
         ("soak.T4_ms_per_turn", "T4 by the question of its session", "ms", "turn",

@@ -391,12 +391,10 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
         calls = model_calls_ended(ctx, since) or []
     session = read[0] if read[0] is not None or not sessions else ctx.adapter.session(ctx.a, session_id)
     saved = answers(session, run.run_id) if session is not None else []
-    asked = [i for i, m in enumerate(session.messages) if m.role == "user" and m.content.strip() == LONG.strip()] \
-        if session is not None else []
-    after = [m for m in session.messages[asked[-1] + 1:] if m.role == "assistant"] if session and asked else []
+    after = [m for m in session.messages if m.role == "assistant"] if session is not None else []  # its one question
     gave_up = [c.seq for c in calls if c.outcome == "client_gone"]
     e = ctx.observe("after closing the stream and reading the session again (no run records)", {
-        "saved_answers": [(m.message_id, len(m.content)) for m in saved], "assistant_after_question": len(after),
+        "saved_answers": [(m.message_id, len(m.content)) for m in saved], "assistant_messages": len(after),
         "model_calls": [(c.seq, c.outcome, c.chunks) for c in calls], "given_up": gave_up,
         "stream_read_until": run.events[-1].event if run.events else None, "run_id": run.run_id})
     whole = bool(saved) and bool(saved[0].content.strip())
@@ -416,12 +414,12 @@ def _disconnect_without_records(ctx: CaseContext, session_id: str) -> None:
     elif whole:
         ctx.item("reopen_shows_real_state", True, "the answer is saved and shown on return", e,
                  seen={"saved_chars": len(saved[0].content.strip())})
-    elif after:  # something was saved after the question, but the rig could not link it to the run
+    elif after:  # an answer was saved in the case's own session, but the rig could not link it to the run
         saved_answer(ctx, session, run.run_id, item="reopen_shows_real_state")
     elif calls and not gave_up:
         ctx.item("reopen_shows_real_state", False, "an answer the model gave in full after the page closed is "
                  "shown in the session on return", e, seen={"model_calls_ended": len(calls),
-                                                           "assistant_after_question": 0})
+                                                           "assistant_messages": 0})
     else:
         ctx.could_not("reopen_shows_real_state", "tell the run's real state on return",
                       "the run record (the target keeps none); the session shows no answer, and how the run ended "
