@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from rig.browser.run import BrowserRunOptions, run_browser
+from rig.load.browser_run import BrowserRunOptions, run_browser
 
 
 def main() -> None:

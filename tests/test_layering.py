@@ -69,6 +69,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("target",),  # a connected target: open, recording, readiness, restarters
     ("report",),  # renders results, never imports a workload
     ("browser", "compare", "langfuse"),
+    ("run",),  # one run lifecycle: the directory, manifest, store, telemetry, target and cleanup of every workload
     ("gate", "load", "quality"),  # the workloads: each returns a result and has one finish
     ("prerelease", "netlab", "capacity"),
     ("finish", "selftest", "schemas"),
@@ -322,3 +323,27 @@ def test_a_measures_label_is_spelled_and_read_only_in_the_labels_module() -> Non
             if isinstance(text, str) and text.startswith(PREFIXES):
                 spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} {text[:30]!r}")  # type: ignore[attr-defined]
     assert spelled == []
+
+
+MAX_FUNCTION_LINES = 60  # a workload is prepare → execute → finish on `rig.run`; no step of it, nor anything else, longer
+
+
+def _long_functions(paths: list[Path]) -> list[str]:
+    out = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    out.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
+    return out
+
+
+def test_no_function_of_the_rig_is_longer_than_a_screen() -> None:
+    assert _long_functions(_rig_files()) == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES, encoding="utf-8")
+    assert _long_functions([module]) == [f"m.py:1 f ({MAX_FUNCTION_LINES + 1} lines)"]

@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -64,6 +65,7 @@ class BrowserRunResult:
     rss_base_mb: float = 0.0
     rss_peak_mb: float = 0.0
     wall_s: float = 0.0
+    run_dir: Path | None = None  # where `rig browser` wrote it
 
     def summary(self) -> dict[str, Any]:
         lags = [r.t4_minus_server for r in self.records if r.t4_minus_server is not None]

@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rig import events
 from rig.capacity.client import CPU_LIMIT_PCT, LAG_LIMIT_MS, client_health
@@ -16,6 +17,7 @@ from rig.capacity.judge import judge_step
 from rig.capacity.overload import is_overload_threshold, judge_overload
 from rig.capacity.saturation import SaturationSampler
 from rig.capacity.search import capacity_search, conclude
+from rig.clock import parse_duration
 from rig.errors import ConfigError
 from rig.load.context import LoadContext
 from rig.load.options import LoadOptions
@@ -25,6 +27,7 @@ from rig.measure.thresholds import Threshold
 from rig.policy import Decision, load_policy
 from rig.results.capacity import CapacityResult, CapacityStep
 from rig.results.shape import ShapeSpec
+from rig.run.flags import Flag
 from rig.waiting import wait_while_moving
 
 CONTROL_FILE = "shape-control.json"
@@ -34,20 +37,41 @@ Progress = Callable[[str, float, float], None]
 class CapacityOptions(BaseModel):
     """What `rig capacity` was asked: the load it offers (closed-loop researchers) and how it searches."""
 
+    PANEL: ClassVar[str] = "Search"
+    RANK: ClassVar[int] = 30
     load: LoadOptions = Field(default_factory=LoadOptions)
-    start: int = Field(1, ge=1)  # the first step's users
-    max_users: int = Field(64, ge=1)
-    step_s: float = Field(30.0, gt=0)  # each step's length, its warm-up included
-    warmup_s: float = Field(10.0, ge=0)  # the start of each step left out of its judgement
-    max_steps: int = Field(12, ge=1)
+    start: Annotated[int, Field(ge=1), Flag("Users of the first step.")] = 1
+    max_users: Annotated[int, Field(ge=1), Flag("The most users a step offers.")] = 64
+    step_s: Annotated[float, Field(gt=0), Flag("Each step's length, its warm-up included.", names=("--step",),
+                                               cli_type=str, cli_default="30s")] = 30.0
+    warmup_s: Annotated[float, Field(ge=0), Flag("The start of each step left out of its judgement.",
+                                                 names=("--warmup",), cli_type=str, cli_default="10s")] = 10.0
+    max_steps: Annotated[int, Field(ge=1), Flag("The most steps the search runs.")] = 12
     max_extensions: int = Field(6, ge=0)  # how many more lengths an undecided step may run for
-    budget_s: float = Field(900.0, gt=0)  # the whole search, at most
-    confidence: float = Field(0.90, gt=0.5, lt=1.0)
-    cpu_limit_pct: float = Field(CPU_LIMIT_PCT, gt=0)
-    lag_limit_ms: float = Field(LAG_LIMIT_MS, gt=0)
-    required: int | None = Field(None, ge=1)  # `--require N`: fail the run when it holds fewer
+    budget_s: Annotated[float, Field(gt=0), Flag("The whole search's time limit.", names=("--budget",), cli_type=str,
+                                                 cli_default="15m")] = 900.0
+    confidence: Annotated[float, Field(gt=0.5, lt=1.0), Flag(
+        "Confidence of each step's call (interval of its SLOs).")] = 0.90
+    cpu_limit_pct: Annotated[float, Field(gt=0), Flag(
+        "A Locust process past this CPU share (% of a core) makes its step undecided.",
+        names=("--client-cpu-limit",))] = CPU_LIMIT_PCT
+    lag_limit_ms: Annotated[float, Field(gt=0), Flag(
+        "An event loop waking this late (p95) makes its step undecided.", names=("--client-lag-limit",),
+        cli_type=str, cli_default="50ms")] = LAG_LIMIT_MS
+    required: Annotated[int | None, Field(ge=1), Flag(
+        "Fail (exit 1) when the deployment holds fewer researchers than this.", names=("--require",))] = None
     overload: bool = True  # after the search: a step past capacity, then one at what held (shedding, recovery)
     overload_factor: float = Field(2.0, gt=1.0)  # the overload step offers this many times the load that broke
+
+    @field_validator("step_s", "warmup_s", "budget_s", mode="before")
+    @classmethod
+    def _seconds(cls, v: object) -> object:
+        return parse_duration(v) if isinstance(v, str) else v
+
+    @field_validator("lag_limit_ms", mode="before")
+    @classmethod
+    def _ms(cls, v: object) -> object:
+        return parse_duration(v) * 1000 if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _window(self) -> CapacityOptions:

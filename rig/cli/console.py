@@ -5,15 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.clock import parse_duration
 from rig.errors import RigError
+from rig.run.flags import Flag
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -70,13 +71,15 @@ def think_option(text: str) -> tuple[float, float]:
 Update = Callable[[str, float, float], None]  # (what is happening, done, total)
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(BaseModel, frozen=True):
     """How much a run command prints: everything (a bar or, in a CI log, progress lines, then tables), only the
     decision (`--quiet`), or only the JSON summary on stdout (`--json`)."""
 
-    quiet: bool = False
-    json: bool = False
+    PANEL: ClassVar[str] = "Printing"
+    RANK: ClassVar[int] = 90
+    quiet: Annotated[bool, Flag("No progress and no tables: the decision only.", names=("--quiet", "-q"))] = False
+    json_out: Annotated[bool, Flag("Print the end summary as JSON on stdout (nothing else there; "
+                               "docs/schemas/summary.schema.json).", names=("--json",))] = False
 
 
 @contextmanager

@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from rig.catalog import load_eval_set
-from rig.cli.console import Output, console, fail, live_progress, seconds_option
+from rig.cli.console import Output, console, fail, live_progress
+from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.gate.registry import all_cases
 from rig.gate.session import GateOptions, run_gate
@@ -22,88 +23,26 @@ VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "U": "yellow", "BLOCKED": "mage
                  "N/A": "dim"}
 
 
-def _ids(text: str | None) -> list[int] | None:
-    """`1-5,20,27` → [1, 2, 3, 4, 5, 20, 27]; anything else is a usage error (exit 2) saying which part."""
-    if text is None:
-        return None
-    out: list[int] = []
-    parts = [p.strip() for p in text.split(",")]
-    if not any(parts):
-        raise typer.BadParameter("no case given (for example 1-5,20)", param_hint="--cases")
-    for part in parts:
-        if not part:
-            continue
-        lo, dash, hi = part.partition("-")
-        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
-            raise typer.BadParameter(f"{part!r} is not a case number or a range such as 1-5", param_hint="--cases")
-        a, b = int(lo), int(hi) if dash else int(lo)
-        if b < a:
-            raise typer.BadParameter(f"the range {part} runs backwards (write {b}-{a})", param_hint="--cases")
-        out.extend(range(a, b + 1))
-    return out
-
-
-def gate(
-    target: Annotated[str | None, typer.Option(help="URL of an external target (needs --config).")] = None,
-    config: Annotated[Path | None, typer.Option(help="rig.yaml: accounts, chaos token env, restart command.")] = None,
-    cases: Annotated[str | None, typer.Option(help="Case ids, e.g. 1-5,20,27.")] = None,
-    module: Annotated[list[str] | None, typer.Option(help="Only these modules (repeatable).")] = None,
-    repeat: Annotated[int, typer.Option(help="Run every case N times; verdicts must not flip.")] = 1,
-    out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-gate).")] = None,
-    resume: Annotated[Path | None, typer.Option(help="Continue a crashed run directory; finished cases stay.")] = None,
-    policy: Annotated[Path | None, typer.Option(help="policy.yaml: required cases, allowed BLOCKED, thresholds.")] = None,
-    eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
-    load: Annotated[Path | None, typer.Option(help="A finished rig load run: its numbers meet the thresholds.")] = None,
-    browser: Annotated[bool, typer.Option(help="Also run cases 1, 5, 17, 20, 22, 27–30 in headless Chromium.")] = False,
-    selectors: Annotated[Path | None, typer.Option(help="Selector map of the target's UI (YAML).")] = None,
-    pushgateway: Annotated[str | None, typer.Option(help="Push verdict counts and the decision to this Pushgateway.")] = None,
-    otlp_endpoint: Annotated[str | None, typer.Option(
-        help="Also export the rig's spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318).")] = None,
-    otlp_listen: Annotated[str | None, typer.Option(
-        help="HOST:PORT where the gate receives the target's spans (case 34); configure the target's OTLP "
-             "exporter to http://HOST:PORT/v1/traces. Default: a free loopback port (embedded target only).")] = None,
-    baseline: Annotated[str | None, typer.Option(
-        help="Also decide against this earlier run (a run directory, or last-pass: the newest passing run of this "
-             "kind and target): the policy's baseline rules (default: no new FAIL) and rig compare's regressions.")
-    ] = None,
-    deadline: Annotated[str | None, typer.Option(
-        help="The whole gate's time limit, e.g. 30m: no case starts after it (the one in flight ends); the run is "
-             "then undecided and --resume completes it.")] = None,
-    grace: Annotated[str, typer.Option(
-        help="After a first Ctrl-C/SIGTERM, how long the case in flight may take to end before the rig abandons it "
-             "(recorded U 'interrupted', which --resume runs again).")] = "2m",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no verdict table: the decision only.")
-    ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the end summary as JSON on stdout (nothing else "
-                                           "there; docs/schemas/summary.schema.json).")] = False,
-) -> None:
+@grouped
+def gate(options: GateOptions, output: Output) -> None:
     """Run the eval set's reliability cases and decide whether the release may go.
 
     Without --target it starts the embedded workbench on a free loopback port. Exit 0 pass, 1 fail,
     2 undecidable (target unreachable, config invalid, or evidence that cannot decide).
     """
-
-    deadline_s = seconds_option(deadline, "--deadline") if deadline is not None else None
-    grace_s = seconds_option(grace, "--grace")
-    options = GateOptions(deadline_s=deadline_s, grace_s=grace_s, target=target, config=config, cases=_ids(cases), modules=module,
-                          repeat=repeat, out=out,
-                          resume=resume, policy=policy, eval_set=eval_set, load=load,
-                          browser=browser, selectors=selectors, pushgateway=pushgateway,
-                          otlp_endpoint=otlp_endpoint, otlp_listen=otlp_listen, baseline=baseline)
-    code = _run_and_print(options, Output(quiet=quiet, json=json_out))
-    raise typer.Exit(code)
+    raise typer.Exit(_run_and_print(options, output))
 
 
 def _run_and_print(options: object, output: Output | None = None) -> int:
     assert isinstance(options, GateOptions)
     output = output or Output()
     began = time.monotonic()
-    with live_progress("gate", quiet=output.quiet or output.json, counts=True) as progress:
+    with live_progress("gate", quiet=output.quiet or output.json_out, counts=True) as progress:
         try:
             result = run_gate(options, progress)
         except RigError as exc:
             raise fail(exc) from None
-    if output.json:
+    if output.json_out:
         counts = Counter(c.verdict.value for c in result.data.cases)
         print(RunSummary(kind="gate", decision=result.decision.decision, exit_code=result.decision.exit_code,
                          reasons=result.decision.reasons, run_dir=result.run_dir,

@@ -2,45 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from rig.cli.console import console, fail
+from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.quality.session import JudgeOptions, QualityOptions, run_quality
 from rig.results.quality import QualitySummary
 
 
-def quality(
-    target: Annotated[str | None, typer.Option(help="URL of an external target (needs --config).")] = None,
-    config: Annotated[Path | None, typer.Option(help="rig.yaml: accounts, chaos token env.")] = None,
-    case: Annotated[list[str] | None, typer.Option(
-        help="Only these cases (用户-04) or sets (专家, 用户, 对抗); repeatable.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory (default reports/<time>-quality).")] = None,
-    resume: Annotated[Path | None, typer.Option(help="Continue a crashed run directory; finished cases stay.")] = None,
-    eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
-    judge_url: Annotated[str | None, typer.Option(
-        help="OpenAI-compatible endpoint (…/v1) whose model proposes scores on the judge sheets.")] = None,
-    judge_model: Annotated[str, typer.Option(help="Model name for --judge-url.")] = "gpt-4o-mini",
-    judge_key_env: Annotated[str | None, typer.Option(
-        help="Environment variable holding the judge's API key (never passed on the command line).")] = None,
-    otlp_endpoint: Annotated[str | None, typer.Option(help="Also export the rig's spans to this OTLP/HTTP endpoint.")]
-    = None,
-) -> None:
+@grouped
+def quality(options: QualityOptions, judge: JudgeOptions) -> None:
     """Run the quality workload: expert, user and adversarial case-turns, each in the way its case says.
 
     Writes quality.json, report.html and judge/sheets.{html,csv,json} into the run directory. Exit 0 when
     every turn is recorded with traceability 1.00 and no out-of-scope citation, 1 when a bar fails, 2 when
     the run cannot decide. Judged dimensions (E1–E8, R2–R4) stay U until a judge scores the sheets.
     """
-
-    judge = JudgeOptions(base_url=judge_url, model=judge_model, api_key_env=judge_key_env) if judge_url else None
-    options = QualityOptions(target=target, config=config, cases=case, out=out, resume=resume, eval_set=eval_set,
-                             judge=judge, otlp_endpoint=otlp_endpoint)
+    options = options.model_copy(update={"judge": judge if judge.base_url else None})
     with Progress(TextColumn("[bold]quality"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("starting", total=None)

@@ -1,8 +1,8 @@
-"""`rig load` end to end: target, plan, Locust processes, bounded wait, load.json and the report."""
+"""`rig load` end to end on the run lifecycle (`rig.run`): target, library, plan, Locust processes, bounded wait,
+load.json and the report."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import signal
@@ -16,37 +16,36 @@ from rig import events
 from rig.adapters import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import eval_set_sha256
+from rig.clock import now_iso
 from rig.compare.baseline import resolve_baseline
-from rig.compare.history import record_history
-from rig.config import load_config
+from rig.config import RigConfig, load_config
 from rig.errors import ConfigError, RigError, TargetHTTPError
 from rig.evidence import EvidenceStore
-from rig.fixtures import ensure_corpus
+from rig.fixtures import CorpusManifest, ensure_corpus
+from rig.interrupt import StopRequest as StopSignal
 from rig.interrupt import graceful_stop
 from rig.load import live
 from rig.load.browser_hook import browser_hook
 from rig.load.context import LoadContext
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
-from rig.load.plan import DEFAULT_MIX, LoadPlan
+from rig.load.plan import DEFAULT_MIX, LoadPlan, PaperSet
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
-from rig.load.replay import parse_window, plan_replay, read_trace
+from rig.load.replay import TraceSource, parse_window, plan_replay, read_trace
 from rig.load.soak import soak_analysis
 from rig.load.stages import SHAPE_ENV, write_control
 from rig.load.summary import load_summary
 from rig.measure import labels
 from rig.measure.events import Measure
 from rig.plugins import extension_names, load_extensions
-from rig.policy import Decision, load_policy
+from rig.policy import Decision, Policy, load_policy
 from rig.ports import free_port
 from rig.redact import Redactor
-from rig.report.write import point_latest
 from rig.results.load import LoadSummary, observed_for_policy
-from rig.rundir import release, run_directory
-from rig.runmanifest import DecisionInputs, RunManifest, write_manifest
-from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import connect
+from rig.run import Run, perform
+from rig.rundir import run_directory
+from rig.runmanifest import DecisionInputs, RunManifest
 from rig.target.session import Connection
 
 Progress = Callable[[str, float, float], None]
@@ -60,10 +59,6 @@ class LoadResult:
     summary: LoadSummary | None
     decision: Decision
     locust_exit: int | None
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str, str], store: EvidenceStore
@@ -97,186 +92,261 @@ def run_load(options: LoadOptions, progress: Progress | None = None) -> LoadResu
     """
     if options.worker_only:
         return _run_workers_only(options)
-    load_extensions()
-    if options.chaos and "chaos" not in extension_names():
-        raise ConfigError("--chaos needs the chaos plug-in, which is not installed",
-                          fix="install the rig with its chaos package (pip install -e .)")
-    events.load_init.fire(options=options)
-    if options.target and not options.config:
-        raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
-    if options.slots is not None and options.target:
-        raise ConfigError("--slots sets the embedded workbench's run slots; an external target has its own",
-                          fix="drop --slots, or run without --target")
-    config = load_config(options.config) if options.config else None
-    if config and options.target:
-        config.target.url = options.target
-    policy = load_policy(options.policy)
-    source = read_trace(options.replay) if options.replay else None  # a bad trace stops here, before any load
-    window = parse_window(options.window) if source else None
-    baseline = None
-    if options.baseline:  # resolved before anything starts: a bad baseline is a ConfigError, not a wasted run
+    return perform(LoadRun(options, progress))
 
-        baseline = resolve_baseline(options.baseline, "load", config.target.url if config else "embedded",
-                                    options.reports_root)
-    run_dir = run_directory("load", out=options.out, reports_root=options.reports_root)
-    redactor = Redactor()
-    manifest = RunManifest(kind="load", started_at=_now(), eval_set_sha256=eval_set_sha256(),
-                           policy=policy, seeds={"arrival": options.seed},
+
+@dataclass
+class Driven:
+    """How Locust's part of the run ended: its exit code, how long it ran, and the stop signal, if one came."""
+
+    code: int | None
+    elapsed_s: float
+    stop: StopSignal
+
+
+class LoadRun:
+    """`rig load` on the run lifecycle: the library set up, Locust driven for a bounded time, load.json decided."""
+
+    kind = "load"
+
+    def __init__(self, options: LoadOptions, progress: Progress | None = None) -> None:
+        self.options = options
+        self.progress = progress
+        self.config: RigConfig | None = None
+        self.policy = Policy()
+        self.source: TraceSource | None = None
+        self.ctx: LoadContext | None = None
+        self.driven: Driven | None = None
+
+    @property
+    def output(self) -> LoadOptions:
+        return self.options
+
+    @property
+    def resume(self) -> Path | None:
+        return None
+
+    def prepare(self) -> RunManifest:
+        """Plug-ins, config, policy, the trace to replay and the baseline: a bad one stops here, before any load."""
+        o = self.options
+        load_extensions()
+        if o.chaos and "chaos" not in extension_names():
+            raise ConfigError("--chaos needs the chaos plug-in, which is not installed",
+                              fix="install the rig with its chaos package (pip install -e .)")
+        events.load_init.fire(options=o)
+        if o.target and not o.config:
+            raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+        if o.slots is not None and o.target:
+            raise ConfigError("--slots sets the embedded workbench's run slots; an external target has its own",
+                              fix="drop --slots, or run without --target")
+        self.config = load_config(o.config) if o.config else None
+        if self.config and o.target:
+            self.config.target.url = o.target
+        self.policy = load_policy(o.policy)
+        self.source = read_trace(o.replay) if o.replay else None
+        if self.source is not None:
+            parse_window(o.window)
+        baseline = (resolve_baseline(o.baseline, "load", self.config.target.url if self.config else "embedded",
+                                     o.reports_root) if o.baseline else None)
+        return RunManifest(kind="load", started_at=now_iso(), eval_set_sha256=eval_set_sha256(), policy=self.policy,
+                           seeds={"arrival": o.seed}, defects=list(o.defects),
                            decision_inputs=DecisionInputs(baseline=str(baseline) if baseline else None),
-                           chaos_schedule={"file": str(options.chaos)} if options.chaos else None,
-                           defects=list(options.defects))
-    write_manifest(run_dir, manifest)  # first: a run that fails at once still says what it is
-    store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
-    conn: Connection | None = None
-    started: list[EmbeddedWorkbench] = []
-    procs: LocustProcesses | None = None
-    threads: list[threading.Thread] = []
-    ctx: LoadContext | None = None
-    try:
-        corpus_dir, corpus_manifest = ensure_corpus()
-        manifest.corpus_digest = corpus_manifest.digest
-        extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
-        if options.slots is not None:
-            extra += ["--slots", str(options.slots)]
-        if options.shape is not None and options.shape.stages:  # the stages decide how long the run lasts
-            options = options.model_copy(update={"duration_s": options.shape.duration_s,
-                                                 "users": max(options.shape.max_users, 1)})
-        if options.otlp_endpoint:
-            extra += ["--otlp-endpoint", options.otlp_endpoint]
-        conn = connect(config, run_dir / "target", redactor, accounts={n: n for n in LOAD_ACCOUNTS},
-                       extra_args=extra, started=started, defects=options.defects)
-        adapter = conn.adapter
-        keys = list(conn.usernames)
-        logins = _login_all(adapter, conn.usernames, conn.passwords, store)  # every account, up front
-        redactor.add(*(a.token for a in logins.values()))
-        keys = [k for k in keys if k in logins]
-        owner = logins[keys[0]]
-        if progress:
-            progress("uploading the corpus", 0, options.duration_s)
-        members = [logins[k] for k in keys[1:]]
-        project, docs, reached = prepare_library(adapter, owner, members, corpus_dir, corpus_manifest)
-        passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
-        left_out = [conn.usernames[k] for k in keys if conn.usernames[k] not in reached]
-        if left_out:  # said, never silent: every user then runs as the accounts that reach the library
-            said = (f"only {', '.join(sorted(reached))} of the accounts can reach the load's library: the target "
-                    f"offers no way to give {', '.join(left_out)} the project (members); every user runs as "
-                    f"{', '.join(sorted(reached))}")
-            store.add_evidence(None, None, "setup", "accounts the load uses", {"used": sorted(reached),
-                                                                               "left_out": left_out, "why": said})
-            if progress:
-                progress(said, 0, options.duration_s)
-        sets = paper_sets(docs)
-        replay = None
-        if source is not None:
-            replay = plan_replay(source, questions=[q for ps in sets for q in ps.questions], paper_sets=len(sets),
-                                 speed=options.speed, window=window, max_sessions=options.max_sessions,
-                                 anonymise=options.anonymise)
-            simulated = min(len(replay.sessions), MAX_REPLAY_USERS)  # one user a session (they queue past the cap)
-            options = options.model_copy(update={"duration_s": replay.duration_s(), "users": simulated,
-                                                 "spawn_rate": max(options.spawn_rate, float(simulated))})
-            manifest.replay = {"file": str(options.replay), "sha256": source.sha256, "format": source.format,
-                               "speed": replay.speed, "window_s": replay.window_s, "sessions": len(replay.sessions),
-                               "turns": replay.turns, "anonymised": replay.anonymised}
-        plan = LoadPlan(
-            target_url=adapter.base_url, adapter=conn.adapter_spec, adapter_options=conn.options,
-            project_by_user={n: project for n in passwords},
-            paper_sets=sets, usernames=list(passwords), replay=replay,
-            ingest_files=[str(corpus_dir / f.file) for f in corpus_manifest.corpus if f.text_pages],
-            arrival=options.arrival, rate_per_s=options.rate_per_s, seed=options.seed, duration_s=options.duration_s,
-            think_min_s=options.think_min_s, think_max_s=options.think_max_s, fetch_detail=options.fetch_detail,
-            metrics_port=options.metrics_port or free_port(), metrics_host=options.metrics_host,
-            pushgateway=options.pushgateway, store_path=str(run_dir / "evidence.sqlite3"),
-            slots_metric=conn.slots_metric, weights={**DEFAULT_MIX, **options.mix},
-            otlp_endpoint=options.otlp_endpoint)
-        store.set_meta("plan", json.loads(plan.dumps()))
-        manifest.target_url = adapter.base_url
-        manifest.target_embedded = conn.embedded is not None
-        manifest.target_version = adapter.capabilities().version
-        manifest.adapter = conn.adapter_spec
-        write_manifest(run_dir, manifest)
-        users = ["ReplayUser"] if replay else ["OpenLoopResearcher" if options.arrival != "closed" else "ResearcherUser"]
-        if options.ingest_users:
-            users.append("IngestUser")
-        ctx = LoadContext(options, run_dir, store, conn, plan, passwords)
-        shape_env: dict[str, str] = {}
-        if options.shape is not None:
-            shape = options.shape
-            if shape.control is not None:  # a steered shape: its control file lives in the run directory
-                control = run_dir / shape.control
-                write_control(control, 0, 1.0)
-                shape = shape.model_copy(update={"control": str(control)})
-            store.set_meta("shape", shape.model_dump(mode="json"))
-            shape_env[SHAPE_ENV] = shape.model_dump_json()
-        events.load_starting.fire(run=ctx)
-        procs = start_locust(run_dir, plan.dumps(), users, host=adapter.base_url,
-                             total_users=options.users + options.ingest_users,
-                             spawn_rate=options.spawn_rate, duration_s=options.duration_s, workers=options.workers,
-                             expect_workers=options.expect_workers, secrets_json=json.dumps(passwords),
-                             master_host=options.master_host, master_port=options.master_port,
-                             master_bind=options.master_bind, env_extra=shape_env)
-        ctx.started_at = time.time() * 1000
-        store.set_meta("load_started_ms", ctx.started_at)
-        beside = events.load_running.calls(run=ctx)
-        if options.browsers:
-            beside.append(functools.partial(browser_hook, ctx))
-        for call in beside:
-            t = threading.Thread(target=call, name=f"load-{getattr(call, '__name__', 'browsers')}", daemon=True)
-            t.start()
-            threads.append(t)
-        began = time.monotonic()
-        main = procs.master
-        said, said_at = "load running", began
-        with graceful_stop() as stop:  # a first Ctrl-C/SIGTERM: users finish their task, then the reports
-            while main is not None and main.poll() is None and \
-                    time.monotonic() - began < options.duration_s + BACKSTOP_S + 30:
-                if progress:
-                    if time.monotonic() - said_at >= live.EVERY_S:
-                        said, said_at = f"load running: {live.so_far(store, time.monotonic() - began)}", time.monotonic()
-                    progress(said, min(time.monotonic() - began, options.duration_s), options.duration_s)
-                if stop.event.wait(0.5):
-                    if progress:
-                        progress("stopping: users finish their task", time.monotonic() - began, options.duration_s)
-                    main.send_signal(signal.SIGTERM)  # Locust stops its users within --stop-timeout, then quits
-                    code = wait_bounded(procs, STOP_TIMEOUT_S + 30)
-                    break
-            else:
-                code = wait_bounded(procs, 1.0)
-        elapsed = time.monotonic() - began
-        ctx.stopped.set()
-        for t in threads:
-            t.join(timeout=options.duration_s + 60)
-        manifest.ended_at = _now()
-        write_manifest(run_dir, manifest)
-        summary = load_summary(store, run_dir, min(options.duration_s, elapsed) if stop else options.duration_s,
-                               options.workers, options.users)
-        if options.soak:  # the hold: from every user running to the end of the load
-            hold_from = float(store.meta("load_spawned_ms") or ctx.started_at)
-            summary.soak = soak_analysis(store, hold_from, ctx.started_at + elapsed * 1000, policy.thresholds)
+                           chaos_schedule={"file": str(o.chaos)} if o.chaos else None)
+
+    def execute(self, run: Run) -> None:
+        """Connect, log every account in, set the library up, plan, then drive Locust to its end."""
+        o = self.options
+        if o.shape is not None and o.shape.stages:  # the stages decide how long the run lasts
+            self.options = o = o.model_copy(update={"duration_s": o.shape.duration_s, "users": max(o.shape.max_users, 1)})
+        conn = run.connect(self.config, accounts={n: n for n in LOAD_ACCOUNTS}, extra_args=_embedded_args(o))
+        library = set_up_library(conn, run.store, run.redactor, say=self._say)
+        run.manifest.corpus_digest = library.corpus.digest
+        plan = self._plan(run, conn, library)
+        run.manifest.target_url = conn.adapter.base_url
+        run.manifest.target_embedded = conn.embedded is not None
+        run.manifest.target_version = conn.adapter.capabilities().version
+        run.manifest.adapter = conn.adapter_spec
+        run.save_manifest()
+        self.ctx = ctx = LoadContext(self.options, run.dir, run.store, conn, plan, library.passwords)
+        run.on_close(functools.partial(_closed, ctx))
+        self.driven = drive_locust(run, ctx, self._say)
+
+    def finish(self, run: Run) -> LoadResult:
+        """The summary (soak slopes too), the `load_finished` listeners, the decision and the reports."""
+        o, ctx, driven = self.options, self.ctx, self.driven
+        assert ctx is not None and driven is not None
+        run.ended()
+        stopped = bool(driven.stop)
+        summary = load_summary(run.store, run.dir, min(o.duration_s, driven.elapsed_s) if stopped else o.duration_s,
+                               o.workers, o.users)
+        if o.soak:  # the hold: from every user running to the end of the load
+            hold_from = float(run.store.meta("load_spawned_ms") or ctx.started_at)
+            summary.soak = soak_analysis(run.store, hold_from, ctx.started_at + driven.elapsed_s * 1000,
+                                         self.policy.thresholds)
         events.load_finished.fire(run=ctx, summary=summary)
-        if stop:  # `rig report` keeps saying so
-            store.set_meta("stopped", f"{stop.reason} ({elapsed:.0f} of {options.duration_s:.0f} s); {summary.runs} "
-                           "run(s) counted")
-        if code not in (0, 1) and not stop:
-            (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            tail = (run_dir / "locust-master.log").read_text(errors="replace")[-1500:]
-            raise RigError(f"locust exited with {code}; see {run_dir}/locust-master.log:\n{tail}",
+        if stopped:  # `rig report` keeps saying so
+            run.store.set_meta("stopped", f"{driven.stop.reason} ({driven.elapsed_s:.0f} of {o.duration_s:.0f} s); "
+                               f"{summary.runs} run(s) counted")
+        if driven.code not in (0, 1) and not stopped:
+            (run.dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            tail = (run.dir / "locust-master.log").read_text(errors="replace")[-1500:]
+            raise RigError(f"locust exited with {driven.code}; see {run.dir}/locust-master.log:\n{tail}",
                            fix="check the target is reachable and the plan is valid")
-        decision = finish_load(run_dir, store, manifest, summary)
-        point_latest(run_dir, options.reports_root)
-        record_history(options.reports_root, run_dir, manifest, decision.decision, observed_for_policy(summary))
-        return LoadResult(run_dir, summary, decision, code)
-    finally:
-        if ctx is not None:
-            ctx.stopped.set()
-            events.load_closed.fire(run=ctx)  # however the run ended: what load_starting took is released
-        if procs is not None:
-            procs.stop()
-        if conn is not None:
-            conn.close()
-        for target in started:
-            target.stop()
-        store.close()
-        release(run_dir)
+        decision = finish_load(run.dir, run.store, run.manifest, summary)
+        run.publish(decision.decision, observed_for_policy(summary))
+        return LoadResult(run.dir, summary, decision, driven.code)
+
+    def _say(self, text: str, done: float = 0.0) -> None:
+        if self.progress:
+            self.progress(text, done, self.options.duration_s)
+
+    def _plan(self, run: Run, conn: Connection, library: Library) -> LoadPlan:
+        """What every Locust process runs: the researchers' mix (or the replay), the library, the metrics ports."""
+        o = self.options
+        replay = None
+        if self.source is not None:
+            replay = plan_replay(self.source, questions=[q for ps in library.sets for q in ps.questions],
+                                 paper_sets=len(library.sets), speed=o.speed, window=parse_window(o.window),
+                                 max_sessions=o.max_sessions, anonymise=o.anonymise)
+            simulated = min(len(replay.sessions), MAX_REPLAY_USERS)  # one user a session (they queue past the cap)
+            self.options = o = o.model_copy(update={"duration_s": replay.duration_s(), "users": simulated,
+                                                    "spawn_rate": max(o.spawn_rate, float(simulated))})
+            run.manifest.replay = {"file": str(o.replay), "sha256": self.source.sha256, "format": self.source.format,
+                                   "speed": replay.speed, "window_s": replay.window_s,
+                                   "sessions": len(replay.sessions), "turns": replay.turns,
+                                   "anonymised": replay.anonymised}
+        plan = LoadPlan(
+            target_url=conn.adapter.base_url, adapter=conn.adapter_spec, adapter_options=conn.options,
+            project_by_user={n: library.project for n in library.passwords}, paper_sets=library.sets,
+            usernames=list(library.passwords), replay=replay, ingest_files=library.ingest_files,
+            arrival=o.arrival, rate_per_s=o.rate_per_s, seed=o.seed, duration_s=o.duration_s,
+            think_min_s=o.think_min_s, think_max_s=o.think_max_s, fetch_detail=o.fetch_detail,
+            metrics_port=o.metrics_port or free_port(), metrics_host=o.metrics_host, pushgateway=o.pushgateway,
+            store_path=str(run.dir / "evidence.sqlite3"), slots_metric=conn.slots_metric,
+            weights={**DEFAULT_MIX, **o.mix}, otlp_endpoint=o.otlp_endpoint)
+        run.store.set_meta("plan", json.loads(plan.dumps()))
+        return plan
+
+
+def _closed(ctx: LoadContext) -> None:
+    """However the run ended: what `load_starting` took is released."""
+    ctx.stopped.set()
+    events.load_closed.fire(run=ctx)
+
+
+def _embedded_args(options: LoadOptions) -> list[str]:
+    """The embedded workbench's command-line knobs this load asks for (an external target ignores them)."""
+    extra = ["--token-delay-ms", str(options.token_delay_ms)] if options.token_delay_ms is not None else []
+    if options.slots is not None:
+        extra += ["--slots", str(options.slots)]
+    if options.otlp_endpoint:
+        extra += ["--otlp-endpoint", options.otlp_endpoint]
+    return extra
+
+
+@dataclass
+class Library:
+    """The load's library on the target: its project, the accounts that reach it, the papers' question sets."""
+
+    project: str
+    passwords: dict[str, str]  # by username, only the accounts that reach the project
+    sets: list[PaperSet]
+    ingest_files: list[str]
+    corpus: CorpusManifest
+
+
+def set_up_library(conn: Connection, store: EvidenceStore, redactor: Redactor,
+                   say: Callable[[str], None]) -> Library:
+    """Log every account in (up front), upload the corpus as the first, share the project with the others; the
+    accounts that cannot reach it are said and left out (every user then runs as those that can)."""
+    logins = _login_all(conn.adapter, conn.usernames, conn.passwords, store)
+    redactor.add(*(a.token for a in logins.values()))
+    keys = [k for k in conn.usernames if k in logins]
+    corpus_dir, corpus = ensure_corpus()
+    say("uploading the corpus")
+    project, docs, reached = prepare_library(conn.adapter, logins[keys[0]], [logins[k] for k in keys[1:]],
+                                             corpus_dir, corpus)
+    passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
+    left_out = [conn.usernames[k] for k in keys if conn.usernames[k] not in reached]
+    if left_out:  # said, never silent
+        said = (f"only {', '.join(sorted(reached))} of the accounts can reach the load's library: the target "
+                f"offers no way to give {', '.join(left_out)} the project (members); every user runs as "
+                f"{', '.join(sorted(reached))}")
+        store.add_evidence(None, None, "setup", "accounts the load uses", {"used": sorted(reached),
+                                                                           "left_out": left_out, "why": said})
+        say(said)
+    return Library(project, passwords, paper_sets(docs),
+                   [str(corpus_dir / f.file) for f in corpus.corpus if f.text_pages], corpus)
+
+
+def drive_locust(run: Run, ctx: LoadContext, say: Callable[[str, float], None]) -> Driven:
+    """Start Locust (and the `load_running` listeners beside it), wait for its end — a first Ctrl-C/SIGTERM lets
+    the users finish their task — and join the listeners."""
+    o, plan = ctx.options, ctx.plan
+    users = ["ReplayUser"] if plan.replay else ["OpenLoopResearcher" if o.arrival != "closed" else "ResearcherUser"]
+    if o.ingest_users:
+        users.append("IngestUser")
+    events.load_starting.fire(run=ctx)
+    procs = start_locust(run.dir, plan.dumps(), users, host=plan.target_url, total_users=o.users + o.ingest_users,
+                         spawn_rate=o.spawn_rate, duration_s=o.duration_s, workers=o.workers,
+                         expect_workers=o.expect_workers, secrets_json=json.dumps(ctx.passwords),
+                         master_host=o.master_host, master_port=o.master_port, master_bind=o.master_bind,
+                         env_extra=_shape_env(run, o))
+    run.on_close(procs.stop)
+    ctx.started_at = time.time() * 1000
+    run.store.set_meta("load_started_ms", ctx.started_at)
+    threads = _beside(ctx)
+    began = time.monotonic()
+    with graceful_stop() as stop:
+        code = _wait(procs, o.duration_s, stop, lambda text, t: say(text, min(t, o.duration_s)), run.store)
+    elapsed = time.monotonic() - began
+    ctx.stopped.set()
+    for t in threads:
+        t.join(timeout=o.duration_s + 60)
+    return Driven(code, elapsed, stop)
+
+
+def _shape_env(run: Run, options: LoadOptions) -> dict[str, str]:
+    """The stages' environment for Locust's shape class; a steered shape's control file lives in the run directory."""
+    if options.shape is None:
+        return {}
+    shape = options.shape
+    if shape.control is not None:
+        control = run.dir / shape.control
+        write_control(control, 0, 1.0)
+        shape = shape.model_copy(update={"control": str(control)})
+    run.store.set_meta("shape", shape.model_dump(mode="json"))
+    return {SHAPE_ENV: shape.model_dump_json()}
+
+
+def _beside(ctx: LoadContext) -> list[threading.Thread]:
+    """The `load_running` listeners (and the browser users) started, each in its own thread."""
+    beside = events.load_running.calls(run=ctx)
+    if ctx.options.browsers:
+        beside.append(functools.partial(browser_hook, ctx))
+    threads = []
+    for call in beside:
+        t = threading.Thread(target=call, name=f"load-{getattr(call, '__name__', 'browsers')}", daemon=True)
+        t.start()
+        threads.append(t)
+    return threads
+
+
+def _wait(procs: LocustProcesses, duration_s: float, stop: StopSignal, say: Callable[[str, float], None],
+          store: EvidenceStore) -> int | None:
+    """Locust's master until it exits by its own clock (bounded past it); a stop signal stops it gracefully."""
+    began = time.monotonic()
+    main = procs.master
+    said, said_at = "load running", began
+    while main is not None and main.poll() is None and time.monotonic() - began < duration_s + BACKSTOP_S + 30:
+        if time.monotonic() - said_at >= live.EVERY_S:
+            said, said_at = f"load running: {live.so_far(store, time.monotonic() - began)}", time.monotonic()
+        say(said, time.monotonic() - began)
+        if stop.event.wait(0.5):
+            say("stopping: users finish their task", time.monotonic() - began)
+            main.send_signal(signal.SIGTERM)  # Locust stops its users within --stop-timeout, then quits
+            return wait_bounded(procs, STOP_TIMEOUT_S + 30)
+    return wait_bounded(procs, 1.0)
 
 
 WORKER_ONLY_LIMIT_S = 24 * 3600 + 2 * BACKSTOP_S

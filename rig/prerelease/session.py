@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field, field_validator
 
 from rig.evidence import EvidenceStore
-from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.gate.session import GateOptions, GateResult, positive_seconds, run_gate
 from rig.load.finish import finish_load_dir
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
@@ -31,7 +32,7 @@ from rig.quality.session import QualityOptions, QualityResult, run_quality
 from rig.report.write import point_latest
 from rig.results.load import LoadSummary
 from rig.results.quality import QualityReport
-from rig.rundir import release, run_directory
+from rig.run import Flag, OutputChoice, Resumable, claim
 from rig.runmanifest import read_manifest
 
 Progress = Callable[[str, str, float, float], None]  # part, text, done, total
@@ -42,21 +43,29 @@ def packaged(name: str) -> Path:
     return Path(str(resources.files("rig.prerelease").joinpath(f"data/{name}")))
 
 
-class PrereleaseOptions(BaseModel):
-    out: Path | None = None
-    reports_root: Path = Path("reports")
-    users: int = Field(8, ge=1)
+class PrereleaseOptions(OutputChoice, Resumable):
+    """What `rig demo` was asked to do (`--resume`: a killed pre-release run's finished parts are kept, a killed load
+    part is finished from its evidence, the gate and quality parts resume)."""
+
+    PANEL: ClassVar[str] = "Pre-release run"
+    users: Annotated[int, Field(ge=1), Flag("Locust users of the load part.")] = 8
+    workers: Annotated[int, Field(ge=0), Flag("Locust workers (distributed mode on loopback).")] = 2
+    browsers: Annotated[int, Field(ge=0), Flag("Playwright browser users mixed into the load.")] = 1
+    duration_s: Annotated[float, Field(gt=0), Flag("Length of the load part, e.g. 60s.", names=("--duration",),
+                                                   cli_type=str, cli_default="60s")] = 60.0
+    chaos: Annotated[Path | None, Flag("Chaos schedule of the load part (default: tool errors, then one restart).")
+                     ] = None
+    policy: Annotated[Path | None, Flag("Gate policy (default: all cases, T4/T5 p95 thresholds).")] = None
+    gate_browser: Annotated[bool, Flag("Run the gate's browser halves (cases 1, 5, 17, 20, 22, 27–30).")] = True
     think_s: tuple[float, float] = (0.5, 1.5)  # researchers' think time: short, so the restart cuts runs
     token_delay_ms: float | None = 15.0  # the embedded model streams its pieces this far apart, as a model would
-    workers: int = Field(2, ge=0)
-    browsers: int = Field(1, ge=0)
-    duration_s: float = Field(60.0, gt=0)
-    chaos: Path | None = None  # default: the packaged schedule
-    policy: Path | None = None  # default: the packaged policy
     gate_cases: list[int] | None = None  # all 38 by default
     quality_cases: list[str] | None = None  # all 75 case-turns by default
-    gate_browser: bool = True  # the gate's browser halves too (cases 1, 5, 17, 20, 22, 27–30)
-    resume: Path | None = None  # a killed pre-release run: finished parts are kept, the rest resumed or run
+
+    @field_validator("duration_s", mode="before")
+    @classmethod
+    def _duration(cls, v: object) -> object:
+        return positive_seconds(v)
 
 
 DEMO_MARKS = ("report.html", "load")  # a directory holds a demo once its load part began or it reported
@@ -65,9 +74,7 @@ DEMO_MARKS = ("report.html", "load")  # a directory holds a demo once its load p
 def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None) -> PrereleaseResult:
     """Load under chaos, then the gate (judging the load too), then quality; one report at the end."""
 
-    run_dir = run_directory("demo", out=options.out, reports_root=options.reports_root, resume=options.resume,
-                            marks=DEMO_MARKS)
-    try:
+    with claim("demo", options, resume=options.resume, marks=DEMO_MARKS) as run_dir:
         policy = options.policy or packaged("policy.yaml")
         timings: dict[str, float] = {}
 
@@ -99,8 +106,6 @@ def run_prerelease(options: PrereleaseOptions, progress: Progress | None = None)
         write_prerelease_report(result)
         point_latest(run_dir, options.reports_root)
         return result
-    finally:
-        release(run_dir)
 
 
 # -- resuming: what a killed pre-release run already finished is kept as it is ---------------------------------

@@ -10,8 +10,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet, QualityTurn
@@ -23,27 +24,20 @@ from rig.fixtures import ensure_corpus
 from rig.interrupt import DEFAULT_GRACE_S, GraceExpired, graceful_stop
 from rig.plugins import load_extensions
 from rig.policy import Decision
-from rig.quality.driver import CaseDriver
+from rig.quality.driver import CaseDriver, QualityCase
 from rig.quality.judge import propose
 from rig.quality.plan import plan_cases, quality_needs
 from rig.quality.registry import quality_scenario
 from rig.quality.sheets import Proposal, build_sheets, write_sheets
 from rig.quality.summary import quality_report, quality_summary, turn_records
-from rig.redact import Redactor
 from rig.report import build_report_data
 from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
 from rig.results.quality import QualitySummary, TurnRecord
-from rig.run_end import Finished, ended_reasons, finishing, resuming
-from rig.rundir import release, run_directory
-from rig.runmanifest import RunManifest, read_manifest, write_manifest
-from rig.target.embedded import EmbeddedWorkbench
-from rig.target.open import open_target
-from rig.target.session import TargetSession
-from rig.target.spans import keep_spans, settle_target_spans
-from rig.telemetry.otlp_receiver import OtlpReceiver
-from rig.telemetry.tracing import RigTracer, configured_endpoints
+from rig.run import Flag, OutputChoice, Resumable, Run, TargetChoice, TelemetryChoice, perform
+from rig.run_end import Finished, ended_reasons, finishing
+from rig.runmanifest import RunManifest
 from rig.verdict import Verdict
 
 Progress = Callable[[str, int, int], None]
@@ -52,22 +46,22 @@ Progress = Callable[[str, int, int], None]
 class JudgeOptions(BaseModel):
     """An OpenAI-compatible endpoint that proposes scores (`--judge-url`, `--judge-model`, key from env)."""
 
-    base_url: str
-    model: str
-    api_key_env: str | None = None
+    PANEL: ClassVar[str] = "Judge"
+    base_url: Annotated[str | None, Flag("OpenAI-compatible endpoint (…/v1) whose model proposes scores on the judge "
+                                         "sheets.", names=("--judge-url",))] = None
+    model: Annotated[str, Flag("Model name for --judge-url.", names=("--judge-model",))] = "gpt-4o-mini"
+    api_key_env: Annotated[str | None, Flag("Environment variable holding the judge's API key (never passed on the "
+                                            "command line).", names=("--judge-key-env",))] = None
 
 
-class QualityOptions(BaseModel):
-    target: str | None = None
-    config: Path | None = None
-    cases: list[str] | None = None  # case labels (用户-04) or sets (专家, 用户, 对抗)
-    out: Path | None = None
-    resume: Path | None = None
-    eval_set: Path | None = None
-    defects: list[str] = Field(default_factory=list)
-    reports_root: Path = Path("reports")
-    judge: JudgeOptions | None = None
-    otlp_endpoint: str | None = None
+class QualityOptions(TargetChoice, OutputChoice, Resumable, TelemetryChoice):
+    """What `rig quality` was asked to do."""
+
+    PANEL: ClassVar[str] = "Quality"
+    cases: Annotated[list[str] | None, Flag("Only these cases (用户-04) or sets (专家, 用户, 对抗); repeatable.",
+                                            names=("--case",))] = None
+    eval_set: Annotated[Path | None, Flag("Another eval set file of the same schema.")] = None
+    judge: JudgeOptions | None = None  # proposes scores when it names an endpoint
 
 
 @dataclass
@@ -82,81 +76,90 @@ class QualityResult:
 
 def run_quality(options: QualityOptions, progress: Progress | None = None) -> QualityResult:
     """Run the quality workload; raises RigError (exit 2) when it cannot start."""
-    if options.target and not options.config:
-        raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
-    config: RigConfig | None = load_config(options.config) if options.config else None
-    if config and options.target:
-        config.target.url = options.target
-    load_extensions()  # the installed plug-ins' `rig.events` listeners
-    eval_set = load_eval_set(options.eval_set)
-    cases = plan_cases(eval_set, options.cases)
-    run_dir = run_directory("quality", out=options.out, reports_root=options.reports_root, resume=options.resume)
-    redactor = Redactor()
-    if options.resume:
-        manifest = read_manifest(run_dir)
-        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
-        resuming(manifest, store, now_iso())
-    else:
-        manifest = RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(options.eval_set),
-                               defects=options.defects)
-        write_manifest(run_dir, manifest)  # first, before any evidence: a run that fails at once still says what it is
-        store = EvidenceStore(run_dir / "evidence.sqlite3", redactor)
-    receiver = OtlpReceiver().start()
-    stop_keeping = keep_spans(store, receiver)
-    tracer = RigTracer(configured_endpoints(receiver.endpoint, options.otlp_endpoint), run_name=run_dir.name,
-                       kind="quality")
-    started: list[EmbeddedWorkbench] = []
-    opened: TargetSession | None = None
-    try:
-        opened = open_target(config, run_dir, store, redactor, receiver, manifest, manifest.defects, started,
-                             progress, needs=quality_needs(cases, eval_set, ensure_corpus()[1]))
-        done = store.done_cases()
-        total = sum(len(c.turns) for c in cases)
-        counter = {"n": 0}
+    return perform(QualityRun(options, progress))
 
-        def on_turn(key: int, turn: QualityTurn, verdict: Verdict, reason: str) -> None:
-            counter["n"] += 1
-            if progress:
-                progress(f"{turn.record_id} → {verdict.value}", counter["n"], total)
 
+class QualityRun:
+    """`rig quality` on the run lifecycle: every case's turns in the way its case says, then the metrics."""
+
+    kind = "quality"
+
+    def __init__(self, options: QualityOptions, progress: Progress | None = None) -> None:
+        self.options = options
+        self.progress = progress
+        self.config: RigConfig | None = None
+        self.eval_set: EvalSet | None = None
+        self.cases: list[QualityCase] = []
+        self.done = 0
+
+    @property
+    def output(self) -> QualityOptions:
+        return self.options
+
+    @property
+    def resume(self) -> Path | None:
+        return self.options.resume
+
+    def prepare(self) -> RunManifest:
+        """Config, eval set and the chosen cases, read before anything starts."""
+        o = self.options
+        if o.target and not o.config:
+            raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
+        self.config = load_config(o.config) if o.config else None
+        if self.config and o.target:
+            self.config.target.url = o.target
+        load_extensions()  # the installed plug-ins' `rig.events` listeners
+        self.eval_set = load_eval_set(o.eval_set)
+        self.cases = plan_cases(self.eval_set, o.cases)
+        return RunManifest(kind="quality", started_at=now_iso(), eval_set_sha256=eval_set_sha256(o.eval_set),
+                           defects=o.defects)
+
+    def execute(self, run: Run) -> None:
+        """Each case's turns, the finished ones of a resumed run skipped; a stop signal lets the case in flight end."""
+        eval_set = self.eval_set
+        assert eval_set is not None
+        _, tracer = run.spans(export=self.options.otlp_endpoint)
+        opened = run.open_target(self.config, progress=self.progress,
+                                 needs=quality_needs(self.cases, eval_set, ensure_corpus()[1]))
+        done = run.store.done_cases()
         target_down: str | None = None
         with graceful_stop(DEFAULT_GRACE_S) as stop:  # a first Ctrl-C/SIGTERM: the case in flight ends, then reports
             try:
-                for case in cases:
+                for case in self.cases:
                     if all((1, key) in done for key, _ in case.turns):
-                        counter["n"] += len(case.turns)
+                        self.done += len(case.turns)
                         continue
                     if stop:
                         stop.settle()
-                        store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done)")
+                        run.store.set_meta("stopped", f"{stop.reason} ({self.done} of {self.total} case-turns done)")
                         break
-                    driver = CaseDriver(case, opened, store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
-                                        on_turn=on_turn, eval_set=eval_set, corpus=opened.corpus,
-                                        corpus_dir=opened.corpus_dir,
-                                        target_down=target_down)
+                    driver = CaseDriver(case, opened, run.store, tracer=tracer, chaos_defaults=opened.chaos_defaults,
+                                        on_turn=self._on_turn, eval_set=eval_set, corpus=opened.corpus,
+                                        corpus_dir=opened.corpus_dir, target_down=target_down)
                     driver.run(quality_scenario(case.kind))
                     target_down = driver.target_down
             except GraceExpired as exc:  # the turn in flight stays unfinished: `--resume` runs it again
-                store.set_meta("stopped", f"{stop.reason} ({counter['n']} of {total} case-turns done; the turn in "
-                                          f"flight was abandoned: {exc})")
-        tracer.flush()
-        if started:
-            settle_target_spans(store, receiver)
-        manifest.ended_at = now_iso()
-        write_manifest(run_dir, manifest)
-        summary = write_quality_reports(run_dir, store, eval_set, manifest, options.judge)
-        point_latest(run_dir, options.reports_root)
-        return QualityResult(run_dir, summary)
-    finally:
-        tracer.close()
-        for target in started:
-            target.stop()
-        if opened is not None:
-            opened.close_fixtures()
-        receiver.stop()
-        stop_keeping()
-        store.close()
-        release(run_dir)
+                run.store.set_meta("stopped", f"{stop.reason} ({self.done} of {self.total} case-turns done; the turn "
+                                              f"in flight was abandoned: {exc})")
+        run.settle_spans()
+
+    def finish(self, run: Run) -> QualityResult:
+        """quality.json, the judge sheets and the reports."""
+        assert self.eval_set is not None
+        run.ended()
+        judge = self.options.judge if self.options.judge and self.options.judge.base_url else None
+        summary = write_quality_reports(run.dir, run.store, self.eval_set, run.manifest, judge)
+        point_latest(run.dir, run.reports_root)
+        return QualityResult(run.dir, summary)
+
+    @property
+    def total(self) -> int:
+        return sum(len(c.turns) for c in self.cases)
+
+    def _on_turn(self, key: int, turn: QualityTurn, verdict: Verdict, reason: str) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(f"{turn.record_id} → {verdict.value}", self.done, self.total)
 
 
 def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet, manifest: RunManifest,
@@ -192,6 +195,7 @@ def propose_all(store: EvidenceStore, records: list[TurnRecord], eval_set: EvalS
     """One proposal per answered case-turn, each stored as evidence (kind `judge_proposal`) as it arrives."""
 
 
+    assert judge.base_url is not None
     key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
     if key:
         store.redactor.add(key)

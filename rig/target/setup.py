@@ -10,6 +10,7 @@ reuse) is stored in the evidence store (meta `setup`), so a resumed run reuses i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,19 +110,8 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
         return str(getattr(setup, field)) if caps.projects else SHARED_NAMESPACE
 
     known: dict[str, str] | None = None if caps.projects else {e.sha256: e.doc_id for e in setup.ingest if e.sha256}
-    plan: list[tuple[str, str, Auth, list[tuple[str, Any]]]] = []  # (project field, project name, owner, files)
-    main = [(p, manifest.paper(p)) for p in sorted(needs.papers - set(setup.docs))]
-    if main:
-        plan.append(("project_a", "rig gate library", a, main))
-    iso = [(v, manifest.paper("P32") if v == "P32" else manifest.variant(v))
-           for v in sorted(needs.isolated - set(setup.isolated))]
-    if iso:
-        plan.append(("project_isolated", "rig gate isolated fixtures", a, iso))
+    plan = _plan_uploads(needs, setup, manifest, a, b)
     share = needs.b_papers and not setup.b_shared_doc and caps.projects and not caps.missing("members")
-    if needs.b_papers and not setup.b_shared_doc:
-        plan.append(("project_b_shared", "rig gate B shared", b, [("b_shared", manifest.paper(B_PAPERS["shared"]))]))
-        plan.append(("project_b_private", "rig gate B private", b,
-                     [("b_private", manifest.paper(B_PAPERS["private"]))]))
     if caps.missing("upload"):  # a library its operators manage: the rig's papers are not there, items say so
         if plan:
             store.add_evidence(None, None, "setup", "the target takes no uploads: the rig's papers are not on it", {
@@ -130,27 +120,11 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
         for field, name, owner, _ in plan:  # the projects still exist (what the cases list and open sessions in)
             project(field, owner, name)
         plan = []
-    total, done = sum(len(files) for *_, files in plan), 0
+    count = _Count(total=sum(len(files) for *_, files in plan), progress=progress)
     for field, name, owner, files in plan:
         project_id = project(field, owner, name)
-        pending: dict[str, LoadedFile] = {}
-        uploaded: list[tuple[str, LoadedFile]] = []
-        for key, entry in files:
-            done += 1
-            if progress:
-                progress(f"uploading {Path(entry.file).name[:48]}", done, total)
-            loaded = upload_one(adapter, owner, project_id, corpus_dir / entry.file, entry, Path(entry.file).name,
-                                known)
-            uploaded.append((key, loaded))
-            for said, why in (("existing document reused", loaded.reused), ("refused by the target", loaded.refused),
-                              ("uploaded under a name of its own", loaded.renamed)):
-                if why:
-                    store.add_evidence(None, None, "setup", f"{loaded.upload_name}: {said}",
-                                       {"file": loaded.upload_name, "doc_id": loaded.doc_id, "why": why})
-            if loaded.doc_id and not loaded.refused:
-                pending.setdefault(loaded.doc_id, loaded)
-        if progress:
-            progress("waiting for the target to process the uploads", done, total)
+        uploaded, pending = _upload(adapter, owner, project_id, files, corpus_dir, store, known, count)
+        count.say("waiting for the target to process the uploads")
         wait_final(adapter, owner, project_id, dict(pending), 180.0)
         for key, loaded in uploaded:
             final = pending.get(loaded.doc_id, loaded)  # a reused document shares its first upload's status
@@ -159,6 +133,61 @@ def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, ma
         adapter.add_member(b, setup.project_b_shared, a.username, user_id=a.user_id)
     store.set_meta("setup", setup)
     return setup
+
+
+Planned = list[tuple[str, str, Auth, list[tuple[str, Any]]]]  # (project field, project name, owner, files)
+
+
+def _plan_uploads(needs: SetupNeeds, setup: TargetSetup, manifest: CorpusManifest, a: Auth, b: Auth) -> Planned:
+    """What `needs` asks for that `setup` lacks, by the project it goes into."""
+    plan: Planned = []
+    main = [(p, manifest.paper(p)) for p in sorted(needs.papers - set(setup.docs))]
+    if main:
+        plan.append(("project_a", "rig gate library", a, main))
+    iso = [(v, manifest.paper("P32") if v == "P32" else manifest.variant(v))
+           for v in sorted(needs.isolated - set(setup.isolated))]
+    if iso:
+        plan.append(("project_isolated", "rig gate isolated fixtures", a, iso))
+    if needs.b_papers and not setup.b_shared_doc:
+        plan.append(("project_b_shared", "rig gate B shared", b, [("b_shared", manifest.paper(B_PAPERS["shared"]))]))
+        plan.append(("project_b_private", "rig gate B private", b,
+                     [("b_private", manifest.paper(B_PAPERS["private"]))]))
+    return plan
+
+
+@dataclass
+class _Count:
+    """Uploads done of the total, said as progress."""
+
+    total: int
+    progress: Progress | None
+    done: int = 0
+
+    def say(self, text: str) -> None:
+        if self.progress:
+            self.progress(text, self.done, self.total)
+
+
+def _upload(adapter: Adapter, owner: Auth, project_id: str, files: list[tuple[str, Any]], corpus_dir: Path,
+            store: EvidenceStore, known: dict[str, str] | None, count: _Count
+            ) -> tuple[list[tuple[str, LoadedFile]], dict[str, LoadedFile]]:
+    """Upload `files` into the project, saying what the target did with each that was not a plain upload; the
+    uploads by key, and the documents still to become final by id."""
+    pending: dict[str, LoadedFile] = {}
+    uploaded: list[tuple[str, LoadedFile]] = []
+    for key, entry in files:
+        count.done += 1
+        count.say(f"uploading {Path(entry.file).name[:48]}")
+        loaded = upload_one(adapter, owner, project_id, corpus_dir / entry.file, entry, Path(entry.file).name, known)
+        uploaded.append((key, loaded))
+        for said, why in (("existing document reused", loaded.reused), ("refused by the target", loaded.refused),
+                          ("uploaded under a name of its own", loaded.renamed)):
+            if why:
+                store.add_evidence(None, None, "setup", f"{loaded.upload_name}: {said}",
+                                   {"file": loaded.upload_name, "doc_id": loaded.doc_id, "why": why})
+        if loaded.doc_id and not loaded.refused:
+            pending.setdefault(loaded.doc_id, loaded)
+    return uploaded, pending
 
 
 def _record(setup: TargetSetup, field: str, key: str, project_id: str, by_b: bool, loaded: LoadedFile,

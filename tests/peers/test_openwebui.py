@@ -19,10 +19,10 @@ import httpx
 import pytest
 import socketio
 
-from rig.browser.run import BrowserRunOptions, run_browser
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.gate.session import GateOptions, GateResult, run_gate
+from rig.load.browser_run import BrowserRunOptions, run_browser
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
 from rig.verdict import Verdict
