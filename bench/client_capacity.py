@@ -47,9 +47,8 @@ import itertools, json, os, random, resource, time
 from locust import FastHttpUser, task, constant, events
 from rig.adapters.models import Auth, TokenEvent
 from rig.clock import now_ns, wall_ms
-from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
-from rig.load.process import RECORDER
+from rig.load.process import DERIVER, RECORDER
 from rig.load.transport import LocustTransport
 from rig.adapters import load_adapter_class
 from rig.measure.transcript import RunTranscript

@@ -347,3 +347,9 @@ def test_the_length_check_sees_a_long_function(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES, encoding="utf-8")
     assert _long_functions([module]) == [f"m.py:1 f ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+def test_a_measure_poses_as_a_locust_request_in_one_module_only() -> None:
+    """T-codes reach Prometheus and the reports from the rig's own rows; Locust's UI shows them through one adapter."""
+    posing = [str(p.relative_to(ROOT)) for p in _rig_files() if "request.fire(" in p.read_text(encoding="utf-8")]
+    assert posing == ["rig/load/locust_rows.py"]

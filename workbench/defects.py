@@ -61,6 +61,11 @@ DEFECTS: dict[str, str] = {
                       "by soak.slots_per_h)",
     "t4_per_turn": "each earlier question of the session delays the first answer token by 150 ms (the history is "
                    "re-read; a soak defect: caught by soak.T4_ms_per_turn)",
+    "answer_never_ends": "after its first answer piece a run's stream sends answer pieces without end and never its "
+                         "end (a load-path defect: the load must stop it and count it, never come out green)",
+    "giant_event": "after its first answer piece a run's stream sends one event of 50 MiB (a load-path defect: the "
+                   "reader stops at its cap, drains boundedly and counts the run broken)",
+    "no_line_end": "after its first answer piece a run's stream sends 50 MiB without a line end (a load-path defect)",
     "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
                   "defect: caught by error_rate.steady, not by a gate case)",
 }

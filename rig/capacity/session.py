@@ -12,7 +12,6 @@ from typing import Annotated, ClassVar
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rig import events
-from rig.capacity.client import CPU_LIMIT_PCT, LAG_LIMIT_MS, client_health
 from rig.capacity.judge import judge_step
 from rig.capacity.overload import is_overload_threshold, judge_overload
 from rig.capacity.saturation import SaturationSampler
@@ -20,6 +19,7 @@ from rig.capacity.search import capacity_search, conclude
 from rig.clock import parse_duration
 from rig.errors import ConfigError
 from rig.load.context import LoadContext
+from rig.load.headroom import CPU_LIMIT_PCT, LAG_LIMIT_MS, client_health
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
 from rig.load.stages import write_control

@@ -23,8 +23,8 @@ def capacity(search: CapacityOptions, target: TargetChoice, embedded: EmbeddedCh
              output: OutputChoice, printing: Output,
              think: Annotated[str, typer.Option(help="Think time range in seconds between a user's questions.",
                                                 rich_help_panel="Load")] = "1-3",
-             workers: Annotated[int, typer.Option(help="Locust workers (0: one local process).",
-                                                  rich_help_panel="Load")] = 0) -> None:
+             workers: Annotated[str, typer.Option(help="Locust workers (0: one local process; auto: one per core).",
+                                                  rich_help_panel="Load")] = "0") -> None:
     """Find the highest offered load (closed-loop researchers) that holds the policy's thresholds.
 
     Steps of users double until one does not hold, then bisect; each step is judged on the runs submitted after

@@ -48,6 +48,8 @@ def load(options: LoadOptions, output: Output) -> None:
                 table.add_row(code, source, str(e.count), *(f"{(getattr(e, k) or 0):.1f}" for k in ("p50", "p90", "p95", "p99")))
         console.print(table)
         console.print(error_headline(s))
+        if s.client is not None and s.client.saturated:
+            console.print(f"[yellow]client saturated[/]: {s.client.why}", soft_wrap=True)
         if s.replay is not None:
             console.print(replay_line(s))
         console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "

@@ -76,5 +76,3 @@ class Deriver:
             self.failed += 1
             log.exception("deriving a run's measures failed")
 
-
-DERIVER = Deriver()

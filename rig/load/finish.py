@@ -13,6 +13,7 @@ from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
 from rig.load.summary import load_summary
 from rig.measure import labels
+from rig.measure.tcodes import is_tcode
 from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
 from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit
@@ -35,6 +36,10 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
     summary holds, when a schedule ran)."""
     policy = manifest.policy or Policy()
     summary.thresholds = check(policy.thresholds, observed_for_policy(summary))
+    if summary.client is not None and summary.client.saturated:  # a saturated client's timings cannot decide
+        for c, t in zip(summary.thresholds, policy.thresholds, strict=True):
+            if is_tcode(t.metric):
+                c.holds = None
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     saved = store.meta("capacity")
     capacity = CapacityResult.model_validate(saved) if saved else None  # a `rig capacity` run: its search decides
@@ -63,7 +68,9 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
     if capacity is not None:  # each capacity step's judged window
         stage_bands += [(s.window_start_ms, s.window_end_ms, f"step {s.index}: {s.users} users")
                         for s in capacity.steps]
-    section = load_section(store, summary, [*chaos_bands(store), *stage_bands] or None)
+    starved = [(a, b, "client past its CPU or loop-lag limit") for a, b in summary.client.past_limits_ms] \
+        if summary.client else []  # seconds whose timings carry the client's own delay
+    section = load_section(store, summary, [*chaos_bands(store), *stage_bands, *starved] or None)
     (run_dir / "report.html").write_text(html_report(data, [("Load", section), *sections]), encoding="utf-8")
     (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
     return decision
@@ -78,8 +85,10 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         if summary.errors_by_reason:
             reasons.append("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())))
         return Decision(decision="undecided", reasons=reasons)
+    if not (summary.delivered_runs if summary.delivered_runs is not None else summary.completed_runs):
+        return _nothing_delivered(summary, policy)
     if policy.thresholds:
-        decision = decide_gate([], policy, observed_for_policy(summary))
+        decision = judge_thresholds(summary, policy)
     else:
         decision = Decision(decision="recorded",
                             reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
@@ -99,6 +108,37 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         decision = Decision(decision="undecided", reasons=[*map(lost_worker_line, summary.lost_workers),
                                                            *decision.reasons])
     return decision
+
+
+def judge_thresholds(summary: LoadSummary, policy: Policy) -> Decision:
+    """The policy's thresholds against the run; on a saturated client a threshold on a T-code is undecided whatever
+    it observed (the client's own delay is in every timing it took), and says so."""
+    client = summary.client
+    if client is None or not client.saturated:
+        return decide_gate([], policy, observed_for_policy(summary))
+    timed = {t.key for t in policy.thresholds if is_tcode(t.metric)}
+    observed = {k: (None if k in timed else v) for k, v in observed_for_policy(summary).items()}
+    decision = decide_gate([], policy, observed)
+    said = [f"threshold {c.text!r} observed {c.shown}, but the client was saturated: {client.why}"
+            for c in summary.thresholds if c.key in timed]
+    reasons = [r for r in decision.reasons if not any(f"no measurement of {k}" in r for k in timed)]
+    if decision.decision == "fail":
+        return Decision(decision="fail", reasons=[*reasons, *said])
+    return Decision(decision="undecided", reasons=[*said, *(r for r in reasons if decision.decision != "pass")])
+
+
+def _nothing_delivered(summary: LoadSummary, policy: Policy) -> Decision:
+    """Runs were sent and none came back whole (none completed, or none delivered on its stream): never green — a
+    threshold the runs break fails the run, else it is undecided, saying how the runs ended."""
+    ends = ", ".join(f"{k} ×{v}" for k, v in sorted(summary.end_states.items())) or "none recorded"
+    errors = ", ".join(f"{k} ×{v}" for k, v in sorted(summary.errors_by_reason.items())) or "none"
+    why = (f"no answer of {summary.runs} run(s) was delivered whole in {summary.duration_s:.0f} s (ends: {ends}; "
+           f"errors: {errors}); an answer that never ends, a stream that breaks or a target slower than the run")
+    if policy.thresholds:
+        judged = judge_thresholds(summary, policy)
+        if judged.decision == "fail":
+            return Decision(decision="fail", reasons=[*judged.reasons, why])
+    return Decision(decision="undecided", reasons=[why])
 
 
 def lost_worker_line(w: WorkerRecord) -> str:

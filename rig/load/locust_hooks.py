@@ -26,33 +26,26 @@ from rig.adapters import load_adapter_class
 from rig.clock import now_ns
 from rig.errors import RigError
 from rig.evidence import EvidenceStore
-from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
-from rig.load.process import RECORDER, close_tracer, current_schedule, plan_of, replay_of
+from rig.load.process import PROCESS, RECORDER, plan_of, replay_of
 from rig.load.recorder import unpack
-from rig.load.workers import WorkerBook, WorkerLedger, report_counts
+from rig.load.workers import WorkerLedger, report_counts
 from rig.measure.events import Measure
 from rig.promtext import sample_value
 
 log = logging.getLogger("rig.load")
 SAMPLE_EVERY_S = 1.0
-_INSTALLED: list[bool] = []
-_SERVING: list[bool] = []
-_CLOCK: list[Any] = []
-_PROBING: list[Any] = []
-_LAST_REPORT: dict[str, float] = {}  # worker id → monotonic time of its last stats report
 FINAL_REPORT_S = 15.0  # how long the master waits for the workers' last reports after their users stopped
-BOOK = WorkerBook(save=lambda records: RECORDER.store.set_meta("workers", records) if RECORDER.store else None)
 
 
 def install() -> None:
     """Register the listeners once per process."""
-    if _INSTALLED:
+    if PROCESS.installed:
         return
-    _INSTALLED.append(True)
+    PROCESS.installed = True
     events.init_command_line_parser.add_listener(_options)
     events.init.add_listener(_init)
-    events.quitting.add_listener(lambda **_: close_tracer())
+    events.quitting.add_listener(lambda **_: PROCESS.close_tracer())
 
 
 def _options(parser: Any) -> None:
@@ -66,7 +59,7 @@ def _init(environment: Any, **_: Any) -> None:
     events.test_stopping.add_listener(_stopping)
     # the users have stopped: what they measured and is still waiting for idle time is derived now, before
     # a worker's last report (sent right after this event) or the local run's last flush
-    events.test_stop.add_listener(lambda **_: DERIVER.drain())
+    events.test_stop.add_listener(lambda **_: PROCESS.deriver.drain())
     events.test_start.add_listener(_replay_clock)
     if isinstance(runner, WorkerRunner):
         RECORDER.aggregating = False
@@ -86,11 +79,11 @@ def _init(environment: Any, **_: Any) -> None:
         def merge(client_id: str, data: dict[str, Any]) -> None:
             rows = [unpack(r, client_id) for r in data.get("rig_samples") or []]
             RECORDER.ingest(rows, client_id)
-            BOOK.report(client_id, len(rows), *report_counts(data))
-            _LAST_REPORT[client_id] = time.monotonic()
+            PROCESS.book.report(client_id, len(rows), *report_counts(data))
+            PROCESS.last_report[client_id] = time.monotonic()
 
         events.worker_report.add_listener(merge)
-        events.heartbeat_sent.add_listener(lambda client_id, **_: BOOK.heard(client_id))
+        events.heartbeat_sent.add_listener(lambda client_id, **_: PROCESS.book.heard(client_id))
     events.test_start.add_listener(_start)
     if not isinstance(runner, MasterRunner):  # a local run's one process runs the users: it probes itself
         events.test_start.add_listener(_probe_client)
@@ -104,8 +97,8 @@ LAG_PROBE_S = 0.2  # the loop-lag probe: how late a sleep of this length wakes
 def _probe_client(environment: Any, **_: Any) -> None:
     """A process that runs users reports, each second, its CPU share and how late its event loop wakes
     (`client_cpu`, `loop_lag`): `rig capacity` calls a step whose client was saturated undecided."""
-    if not _PROBING:
-        _PROBING.append(gevent.spawn(_client_probe_loop, environment))
+    if PROCESS.probing is None:
+        PROCESS.probing = gevent.spawn(_client_probe_loop, environment)
 
 
 def _client_probe_loop(environment: Any) -> None:
@@ -137,7 +130,7 @@ def _spawned(user_count: int, **_: Any) -> None:
 def _stopping(environment: Any, **_: Any) -> None:
     """Open loop: arrivals still waiting for a free user when the run stops count as sends that lagged at
     least until now (leaving them out would hide the backlog: coordinated omission)."""
-    schedule = current_schedule()
+    schedule = PROCESS.schedule
     if schedule is None:
         return
     now = now_ns()
@@ -149,13 +142,13 @@ def _start(environment: Any, **_: Any) -> None:
     plan = plan_of(environment)
     if plan.store_path and RECORDER.store is None:
         RECORDER.store = EvidenceStore(Path(plan.store_path))
-    if plan.metrics_port and not _SERVING:
+    if plan.metrics_port and not PROCESS.serving:
 
         start_http_server(plan.metrics_port, addr=plan.metrics_host, registry=RECORDER.metrics.registry)
-        _SERVING.append(True)
+        PROCESS.serving = True
     gevent.spawn(_sample_loop, environment, plan)
-    if plan.duration_s and not _CLOCK:
-        _CLOCK.append(gevent.spawn(_end_after, environment, plan.duration_s))
+    if plan.duration_s and PROCESS.clock is None:
+        PROCESS.clock = gevent.spawn(_end_after, environment, plan.duration_s)
 
 
 def _end_after(environment: Any, duration_s: float) -> None:
@@ -174,11 +167,11 @@ def _end_after(environment: Any, duration_s: float) -> None:
     deadline = stopped + FINAL_REPORT_S
 
     def waiting() -> list[str]:
-        return [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped and not _missing(runner, w)]
+        return [w for w in workers if PROCESS.last_report.get(w, 0.0) <= stopped and not _missing(runner, w)]
 
     while time.monotonic() < deadline and waiting():
         gevent.sleep(0.1)
-    late = [w for w in workers if _LAST_REPORT.get(w, 0.0) <= stopped]
+    late = [w for w in workers if PROCESS.last_report.get(w, 0.0) <= stopped]
     if late:
         log.warning("no last report from worker(s) %s within %.0f s; their last requests are not counted",
                     ", ".join(late), FINAL_REPORT_S)
@@ -199,14 +192,14 @@ def _missing(runner: Any, worker_id: str) -> bool:
 
 def _observe(runner: Any) -> None:
     """Bring the book of workers up to date with the master's view of them."""
-    BOOK.observe({c.id: c.state for c in runner.clients.all},
+    PROCESS.book.observe({c.id: c.state for c in runner.clients.all},
                  stopping=runner.state in ("stopping", "stopped", "quitting", "cleanup"))
 
 
 def _quit(environment: Any, **_: Any) -> None:
     if isinstance(environment.runner, MasterRunner):
         _observe(environment.runner)
-        BOOK.save(force=True)
+        PROCESS.book.save(force=True)
     RECORDER.flush()
     plan = plan_of(environment)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -139,7 +140,9 @@ class Distribution(BaseModel):
 
     PANEL: ClassVar[str] = "Locust processes"
     RANK: ClassVar[int] = 40
-    workers: Annotated[int, Field(ge=0), Flag("Locust workers (0: one local process).")] = 0
+    workers: Annotated[int, Field(ge=0), Flag(
+        "Locust workers beside a master (0: one local process; auto: one per core of this machine).", cli_type=str,
+        cli_default="0")] = 0
     expect_workers: Annotated[int | None, Flag("Workers the master waits for (incl. remote).")] = None
     master_host: Annotated[str | None, Flag("With --worker-only: the master to join.")] = None
     master_port: Annotated[int | None, Flag("Master port (both sides).")] = None
@@ -152,6 +155,14 @@ class Distribution(BaseModel):
     metrics_host: Annotated[str, Flag("Interface the master's /metrics binds (0.0.0.0 inside a container).")
                             ] = "127.0.0.1"
     metrics_port: Annotated[int | None, Flag("Port of the master's Prometheus endpoint.")] = None
+
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _workers(cls, v: object) -> object:
+        if isinstance(v, str) and v.strip().lower() == "auto":
+            return os.cpu_count() or 1
+        return v
 
 
 class ReplayChoice(BaseModel):

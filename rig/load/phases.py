@@ -57,7 +57,7 @@ def split_by_phase(measures: list[Measure], windows: list[WindowSpan]) -> FaultP
         return "steady"
 
     run_phase = {r.run_id: phase_of_span(r.submit_ms, r.end_ms) for r in runs.values()}
-    ended = {r.run_id for r in runs.values() if r.end}
+    ended = {r.run_id: r.end for r in runs.values() if r.end}
     out = FaultPhases(windows=windows)
     for phase in PHASES:
         mine = [r for r in runs.values() if run_phase[r.run_id] == phase and r.end]
@@ -75,7 +75,7 @@ def _placed(m: Measure, run_phase: dict[str, Phase], phase_of_span: Callable[[fl
     return phase_of_span(at, at)
 
 
-def _phase_stats(runs: list[RunView], ended: set[str], run_rows: list[Measure], placed: list[Measure]) -> PhaseStats:
+def _phase_stats(runs: list[RunView], ended: dict[str, str], run_rows: list[Measure], placed: list[Measure]) -> PhaseStats:
     ends = Counter(r.end or "unknown" for r in runs)
     completed = sum(n for label, n in ends.items() if labels.completed(label))
     errors = [m for m in placed if m.code == "error"]

@@ -50,6 +50,8 @@ class LoadPlan(BaseModel):
     target_metrics: bool = True
     slots_metric: str | None = None  # the target's run-slot gauge, sampled beside its CPU and memory
     stream_timeout_s: float = 120.0
+    answer_events: int = 200_000  # the answer budget (target.answer_budget): past it without an end, `never_ended`
+    answer_seconds: float = 900.0
     otlp_endpoint: str | None = None  # each simulated run is a `rig.run` span sent here, its traceparent to the target
     replay: ReplayPlan | None = None  # `rig load --replay`: the sessions of a trace, replayed by ReplayUser
 

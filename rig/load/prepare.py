@@ -16,15 +16,17 @@ LOAD_ACCOUNTS = tuple(f"load-{i}" for i in range(1, 5))  # the embedded target's
 
 
 def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
-    """One set per quality case (its allowed papers), with its first prompt and its follow-ups as revisions."""
+    """One set per quality case (its allowed papers), with its first prompt and its follow-ups as revisions. With no
+    document of the rig's on the target (it takes no uploads), the sets name no document: the questions are asked over
+    what the target already holds."""
     eval_set = load_eval_set()
     by_case: dict[str, PaperSet] = {}
     for q in eval_set.quality:
-        if q.direct_tool or not q.allowed_paper_ids or any(p not in docs for p in q.allowed_paper_ids):
+        if q.direct_tool or not q.allowed_paper_ids or (docs and any(p not in docs for p in q.allowed_paper_ids)):
             continue
         key = q.record_id.rsplit("-", 1)[0]
         if q.turn == 1:
-            by_case[key] = PaperSet(doc_ids=[docs[p] for p in q.allowed_paper_ids], questions=[q.prompt])
+            by_case[key] = PaperSet(doc_ids=[docs[p] for p in q.allowed_paper_ids if p in docs], questions=[q.prompt])
         elif key in by_case:
             by_case[key].revisions.append(q.prompt)
     return list(by_case.values())
@@ -37,7 +39,10 @@ def prepare_library(adapter: Adapter, owner: Auth, members: list[Auth], corpus_d
     it already holds are reused); returns the project, doc ids by paper id, and the accounts that can reach it."""
     caps = adapter.capabilities()
     project = adapter.create_project(owner, "rig load library") if caps.projects else SHARED_NAMESPACE
-    loaded = load_corpus(adapter, owner, project, corpus_dir, manifest, known=None if caps.projects else {})
+    docs: dict[str, str] = {}
+    if not caps.missing("upload"):  # a library its operators manage: the questions go to what it holds
+        loaded = load_corpus(adapter, owner, project, corpus_dir, manifest, known=None if caps.projects else {})
+        docs = {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}
     reached = {owner.username}
     if not caps.projects:
         reached |= {m.username for m in members}
@@ -45,4 +50,4 @@ def prepare_library(adapter: Adapter, owner: Auth, members: list[Auth], corpus_d
         for member in members:
             adapter.add_member(owner, project, member.username, user_id=member.user_id)
             reached.add(member.username)
-    return project, {f.entry.paper_id: f.doc_id for f in loaded.files if f.entry.paper_id}, reached
+    return project, docs, reached

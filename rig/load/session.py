@@ -160,6 +160,9 @@ class LoadRun:
             self.options = o = o.model_copy(update={"duration_s": o.shape.duration_s, "users": max(o.shape.max_users, 1)})
         conn = run.connect(self.config, accounts={n: n for n in LOAD_ACCOUNTS}, extra_args=_embedded_args(o))
         library = set_up_library(conn, run.store, run.redactor, say=self._say)
+        if o.ingest_users and not library.ingest_files:
+            raise ConfigError("--ingest-users upload papers, and the target takes no uploads (capability upload)",
+                              fix="drop --ingest-users for this target")
         run.manifest.corpus_digest = library.corpus.digest
         plan = self._plan(run, conn, library)
         run.manifest.target_url = conn.adapter.base_url
@@ -223,7 +226,8 @@ class LoadRun:
             think_min_s=o.think_min_s, think_max_s=o.think_max_s, fetch_detail=o.fetch_detail,
             metrics_port=o.metrics_port or free_port(), metrics_host=o.metrics_host, pushgateway=o.pushgateway,
             store_path=str(run.dir / "evidence.sqlite3"), slots_metric=conn.slots_metric,
-            weights={**DEFAULT_MIX, **o.mix}, otlp_endpoint=o.otlp_endpoint)
+            weights={**DEFAULT_MIX, **o.mix}, otlp_endpoint=o.otlp_endpoint,
+            answer_events=conn.answer_budget.events, answer_seconds=conn.answer_budget.seconds)
         run.store.set_meta("plan", json.loads(plan.dumps()))
         return plan
 
@@ -263,7 +267,9 @@ def set_up_library(conn: Connection, store: EvidenceStore, redactor: Redactor,
     redactor.add(*(a.token for a in logins.values()))
     keys = [k for k in conn.usernames if k in logins]
     corpus_dir, corpus = ensure_corpus()
-    say("uploading the corpus")
+    uploads = not conn.adapter.capabilities().missing("upload")
+    say("uploading the corpus" if uploads else "the target takes no uploads: the eval set's questions go to the "
+        "documents it already holds")
     project, docs, reached = prepare_library(conn.adapter, logins[keys[0]], [logins[k] for k in keys[1:]],
                                              corpus_dir, corpus)
     passwords = {conn.usernames[k]: conn.passwords[k] for k in keys if conn.usernames[k] in reached}
@@ -275,8 +281,12 @@ def set_up_library(conn: Connection, store: EvidenceStore, redactor: Redactor,
         store.add_evidence(None, None, "setup", "accounts the load uses", {"used": sorted(reached),
                                                                            "left_out": left_out, "why": said})
         say(said)
+    if not uploads:
+        store.add_evidence(None, None, "setup", "the target takes no uploads: no paper of the rig's is on it", {
+            "why": "the target's description configures no upload operation (capability upload); each question is "
+                   "asked in a session that names no document"})
     return Library(project, passwords, paper_sets(docs),
-                   [str(corpus_dir / f.file) for f in corpus.corpus if f.text_pages], corpus)
+                   [str(corpus_dir / f.file) for f in corpus.corpus if f.text_pages] if uploads else [], corpus)
 
 
 def drive_locust(run: Run, ctx: LoadContext, say: Callable[[str, float], None]) -> Driven:

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 from rig.evidence import EvidenceStore
+from rig.load.headroom import client_health
+from rig.load.locust_rows import is_measure_row
 from rig.load.phases import fault_phases
 from rig.load.replay.fidelity import replay_fidelity
 from rig.load.replay.plan import ReplayPlan
@@ -20,7 +22,7 @@ from rig.measure import labels
 from rig.measure.aggregate import by_source, ended_run_ids, headlines, run_ends
 from rig.measure.events import Measure
 from rig.measure.tally import tally
-from rig.measure.tcodes import is_tcode
+from rig.results.capacity import ClientHealth
 from rig.results.load import LoadSummary, LocustRow, LocustTotals, ReplayFidelity, SendLag, WorkerRecord
 from rig.results.shape import ShapeSpec, StageMark
 from rig.stats import summarize
@@ -43,7 +45,7 @@ def locust_totals(run_dir: Path) -> LocustTotals:
     """Locust's rows, HTTP requests and T-code rows apart (Locust's own total mixes both)."""
     out = LocustTotals()
     for row in locust_rows(run_dir):
-        if is_tcode(row.type):
+        if is_measure_row(row.type):
             out.tcode_rows.append(row)
         else:
             out.rows.append(row)
@@ -68,8 +70,10 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
     completed = sum(n for label, n in ends.items() if labels.completed(label))
     errors = _count(measures, "error")
     logins = sum(n for label, n in errors.items() if labels.login_refused(label) is not None)
-    counted = tally(ends, ended_run_ids(measures), [m for m in measures if m.code == "error"],
-                    [m for m in measures if m.code == "task"])
+    ended = ended_run_ids(measures)
+    counted = tally(ends, ended, [m for m in measures if m.code == "error"], [m for m in measures if m.code == "task"])
+    undelivered = {m.run_id for m in measures if m.code == "error" and m.run_id and labels.stream_failed(m.label)
+                   and labels.completed(ended.get(m.run_id))}
     lag = summarize([m.value for m in measures if m.code == "send_lag"])
     locust = locust_totals(run_dir)
     origins: dict[str, int] = {}
@@ -79,6 +83,7 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
     return LoadSummary(
         t_codes=headlines(measures), by_source=by_source(measures),
         throughput_rps=completed / duration_s if duration_s else 0.0, runs=runs, completed_runs=completed,
+        delivered_runs=completed - len(undelivered),
         requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
         error_ratio=counted.error_ratio or 0.0, rig_errors=counted.rig_errors, phases=fault_phases(store),
         errors_by_reason=errors, login_failures=logins,
@@ -86,7 +91,16 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         workers=workers, users=users, duration_s=duration_s, samples_by_origin=origins, locust=locust,
         replay=_replay(store, measures),
         worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []],
-        stages=stage_marks(store))
+        stages=stage_marks(store), client=_client(store, measures))
+
+
+def _client(store: EvidenceStore, measures: list[Measure]) -> ClientHealth | None:
+    """The load generators' headroom from the start of the load to its last sample (None: no process sampled)."""
+    samples = [m for m in measures if m.code in ("client_cpu", "loop_lag") and m.ts_ms is not None]
+    if not samples:
+        return None
+    start = float(store.meta("load_started_ms") or min(m.ts_ms or 0.0 for m in samples))
+    return client_health(samples, start, max(m.ts_ms or 0.0 for m in samples) + 1)
 
 
 def stage_marks(store: EvidenceStore) -> list[StageMark]:

@@ -11,6 +11,7 @@ memory without bound.
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +23,7 @@ from rig.errors import RigError
 from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, StreamTooLarge
 
 DRAIN_S = 1.0  # how long a stream left after its last event is read on, to keep the connection
+DRAIN_BYTES = 1 << 20  # and how much of it, at most
 RECV_BYTES = 65536  # the most one read takes off the socket: what has arrived, up to this
 
 
@@ -188,17 +190,30 @@ def _headers(resp: Any) -> dict[str, str]:
 
 
 def _finish(raw: Any) -> None:
-    """Read what is left of a stream (a body that ends right after its last event, so the connection is
-    kept); one that goes on past `DRAIN_S` is closed instead."""
+    """Drop what is left of a stream, so a body that ends soon after its last event keeps its connection (it goes
+    back to the pool as its end arrives); one still streaming after `DRAIN_S` or `DRAIN_BYTES` — or broken — is
+    closed instead. Bounded by bytes and by time, never by a read that scans for a separator: a target sending
+    without pause cannot hold a user here."""
     if raw is None or getattr(raw, "_sock", None) is None:
         return
+    buf = raw._body_buffer
+    deadline, dropped = time.monotonic() + DRAIN_S, 0
     try:
-        with gevent.Timeout(DRAIN_S):
-            while raw.readline(b"\n\n"):
-                pass
-        return
-    except (gevent.Timeout, Exception):  # still streaming, or broken: close it rather than reuse it
+        while raw._sock is not None and not raw.message_complete:
+            dropped += len(buf)
+            del buf[:]
+            left = deadline - time.monotonic()
+            if dropped > DRAIN_BYTES or left <= 0:
+                break
+            with gevent.Timeout(left):
+                _fill(raw)
+            gevent.sleep(0)  # a socket that always has bytes must not keep the other users waiting
+        else:
+            del buf[:]
+            return
+    except (gevent.Timeout, Exception):  # broken, or silent past the drain: close it rather than reuse it
         pass
+    del buf[:]
     sock, pool = getattr(raw, "_sock", None), getattr(raw, "_pool", None)
     if sock is not None and pool is not None:
         pool.release_socket(sock)

@@ -8,9 +8,9 @@ the code), which `load.json` keeps apart from the request rows.
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 from locust import events
 from locust.contrib.fasthttp import FastHttpUser
@@ -18,26 +18,36 @@ from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImm
 
 from rig.adapters import Adapter, Capabilities, load_adapter_class
 from rig.adapters.models import Auth
-from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
+from rig.errors import AnswerNeverEnded, TargetError, TargetHTTPError, TargetUnreachable
+from rig.load.locust_rows import show_in_locust
 from rig.load.plan import LoadPlan, load_secrets
-from rig.load.process import RECORDER, plan_of
+from rig.load.process import PROCESS, RECORDER, plan_of
 from rig.load.transport import LocustTransport
 from rig.measure import labels
-from rig.measure.events import Measure
-from rig.measure.tcodes import is_tcode
+from rig.measure.events import Measure, TerminalEvent
+from rig.measure.sse import RawEvent, StreamTooLarge
 
-_ACCOUNTS = itertools.count()
 LOG = logging.getLogger("rig.load")
 LOCUST_CONTROL = (StopUser, InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately)  # Locust's own flow
 
 
 def reason_of(exc: TargetError) -> str:
-    """A short, label-safe reason: `http_409`, `unreachable`, `protocol`."""
+    """A short, label-safe reason: `http_409`, `unreachable`, `stream_too_large`, `never_ended`, `protocol`."""
+    if isinstance(exc, StreamTooLarge):
+        return labels.STREAM_TOO_LARGE
+    if isinstance(exc, AnswerNeverEnded):
+        return labels.NEVER_ENDED
     if isinstance(exc, TargetHTTPError):
         return f"http_{exc.status}"
     if isinstance(exc, TargetUnreachable):
         return "unreachable"
     return "protocol"
+
+
+def stream_failure(reason: str | None) -> str:
+    """The error label of a run whose answer never came whole: how its stream failed (`stream_too_large`,
+    `never_ended`), else `stream_broken`."""
+    return reason if labels.stream_failed(reason) and reason else labels.STREAM_BROKEN
 
 
 class RunEndedWithoutBody(Exception):
@@ -94,17 +104,30 @@ class AdapterUser(FastHttpUser):
             LOG.exception("rig error in %s", action)
             self.record([error_row(action, labels.rig_error(type(exc).__name__))])
 
+    def stream(self, run_id: str) -> Iterator[RawEvent]:
+        """The run's events as they arrive, to its end — or until the plan's answer budget is spent without one: then
+        the stream is closed (its drain bounded) and AnswerNeverEnded raised, which the run counts `never_ended`."""
+        began = time.monotonic()
+        events = self.adapter.raw_events(self.auth, run_id)
+        try:
+            for n, event in enumerate(events, 1):
+                spent = time.monotonic() - began
+                if (n > self.plan.answer_events or spent > self.plan.answer_seconds) \
+                        and not isinstance(self.adapter.typed(event), TerminalEvent):
+                    raise AnswerNeverEnded(run_id, n, spent, f"{self.plan.answer_events} events, "
+                                                             f"{self.plan.answer_seconds:.0f} s")
+                yield event
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+
     def pick_account(self) -> str:
-        return self.plan.usernames[next(_ACCOUNTS) % len(self.plan.usernames)]
+        return self.plan.usernames[next(PROCESS.accounts) % len(self.plan.usernames)]
 
     def record(self, rows: list[Measure], failure: Exception | None = None) -> None:
-        """Keep measured rows; each client-side T-code time is also a Locust row of its own, failed with
-        `failure` when it is the end of a run without a body."""
-        for m in rows:
-            if m.source == "client" and m.unit == "ms" and is_tcode(m.code):
-                no_body = labels.without_body(m.label)
-                events.request.fire(request_type=m.code, name=m.scenario or "", response_time=m.value,
-                                    response_length=0, exception=failure if no_body else None, context={})
+        """Keep measured rows; Locust's own UI shows their T-code times too (`rig.load.locust_rows`)."""
+        show_in_locust(events.request, rows, failure)
         RECORDER.record(rows)
 
     def on_stop(self) -> None:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rig.measure.tcodes import is_tcode
+from rig.load.locust_rows import is_measure_row
 from rig.results.load import EventKind, WorkerEvent, WorkerRecord
 
 LEDGER_ENV = "RIG_WORKER_LEDGER"
@@ -33,7 +33,7 @@ def report_counts(data: dict[str, Any]) -> tuple[int, int]:
     """HTTP requests and failures in one worker report (Locust's entries minus the T-code rows)."""
     requests = failures = 0
     for entry in data.get("stats") or []:
-        if not is_tcode(str(entry.get("method") or "")):
+        if not is_measure_row(str(entry.get("method") or "")):
             requests += int(entry.get("num_requests") or 0)
             failures += int(entry.get("num_failures") or 0)
     return requests, failures
@@ -46,6 +46,10 @@ class WorkerBook:
         self.workers: dict[str, WorkerRecord] = {}
         self._save = save  # called with the records whenever something changed
         self._dirty = False
+
+    def bind(self, save: Any) -> None:
+        """Save the records through `save` from now on (the process's store, once it has one)."""
+        self._save = save
 
     def _get(self, worker_id: str) -> WorkerRecord:
         if worker_id not in self.workers:

@@ -121,9 +121,9 @@ def is_run_end(m: Measure) -> bool:
     return m.code == "T8" and bool(m.label) and not labels.not_a_run(m.label)
 
 
-def ended_run_ids(measures: Iterable[Measure]) -> set[str]:
-    """The runs whose end was counted."""
-    return {m.run_id for m in measures if is_run_end(m) and m.run_id}
+def ended_run_ids(measures: Iterable[Measure]) -> dict[str, str]:
+    """The runs whose end was counted, each with its end label (`<state>/<reason>`)."""
+    return {m.run_id: m.label or "" for m in measures if is_run_end(m) and m.run_id}
 
 
 def run_ends(measures: Iterable[Measure]) -> Counter[str]:

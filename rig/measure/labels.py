@@ -19,6 +19,10 @@ LOAD_ENDED = "cut/load_ended"  # a run still streaming when the load run ended: 
 USER_STOP = "stopped/user_stop"
 ON_PURPOSE = (USER_STOP, LOAD_ENDED)  # ends a user or the rig asked for: not failures
 RIG_ERROR = "rig_error"
+STREAM_BROKEN = "stream_broken"  # the stream broke off (reset, refused) before its end
+STREAM_TOO_LARGE = "stream_too_large"  # an event or line past the reader's cap: the target's protocol error
+NEVER_ENDED = "never_ended"  # the answer streamed past the answer budget without its end
+STREAM_FAILURES = (STREAM_BROKEN, STREAM_TOO_LARGE, NEVER_ENDED)  # the user never got the answer whole
 
 _COMPLETED = "completed/"
 _NO_BODY = "no_body:"
@@ -99,6 +103,11 @@ def login_refused(label: str | None) -> str | None:
 def rig_error(exception: str) -> str:
     """A task the rig's own code broke: `rig_error:<exception>`."""
     return f"{RIG_ERROR}:{exception}"
+
+
+def stream_failed(label: str | None) -> bool:
+    """An error row saying the run's stream did not deliver the answer whole (whatever the run's record says)."""
+    return label in STREAM_FAILURES
 
 
 def rigs_own(label: str | None) -> bool:

@@ -7,6 +7,7 @@ from html import escape
 from rig.evidence import EvidenceStore
 from rig.measure import labels
 from rig.measure.aggregate import ended_run_ids, is_run_end
+from rig.measure.tally import counted_errors
 from rig.report.svg import line_chart, windows
 from rig.results.load import LoadSummary, PhaseStats
 
@@ -22,9 +23,9 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     done = [(t, 1.0) for m, t in rel if is_run_end(m) and labels.completed(m.label)]
     # failures as the error ratio counts them (rig.measure.tally): runs that ended failed, and tasks without an end;
     # a user's own stop is not one, and a failed run's own error row is not counted again
+    own = {id(m) for m in counted_errors([m for m, _ in rel if m.code == "error"], ended)}
     failed = [(t, 1.0) for m, t in rel if (is_run_end(m) and not labels.completed(m.label)
-                                            and not labels.on_purpose(m.label))
-              or (m.code == "error" and not (m.run_id and m.run_id in ended))]
+                                            and not labels.on_purpose(m.label)) or id(m) in own]
     stopped = [(t, 1.0) for m, t in rel if is_run_end(m) and labels.on_purpose(m.label)]
     t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
     t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not labels.without_body(m.label)]

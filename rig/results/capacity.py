@@ -42,6 +42,7 @@ class ClientHealth(BaseModel):
     processes: int = 0
     saturated: bool = False
     why: str = ""
+    past_limits_ms: list[tuple[float, float]] = Field(default_factory=list)  # seconds a process was past a limit
 
 
 class CapacityStep(BaseModel):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from rig.measure.aggregate import TCodeStats
 from rig.measure.thresholds import ThresholdCheck
+from rig.results.capacity import ClientHealth
 from rig.results.chaos import ChaosAnalysis
 from rig.results.shape import StageMark
 from rig.results.soak import SoakAnalysis
@@ -146,6 +147,7 @@ class LoadSummary(BaseModel):
     throughput_rps: float  # completed runs per second of the run's duration
     runs: int
     completed_runs: int
+    delivered_runs: int | None = None  # completed runs whose answer also arrived whole on the stream
     requests: int  # HTTP requests Locust made (the T-code rows excluded)
     requests_per_s: float  # requests ÷ duration_s
     error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.measure.tally)
@@ -166,6 +168,7 @@ class LoadSummary(BaseModel):
     worker_nodes: list[WorkerRecord] = Field(default_factory=list)  # distributed runs: each worker as the master saw it
     stages: list[StageMark] = Field(default_factory=list)  # `--shape`: each stage on the run's time axis
     soak: SoakAnalysis | None = None  # `--soak`: each resource's slope over the hold
+    client: ClientHealth | None = None  # the load generators' own headroom over the run (CPU share, loop lag)
 
     @property
     def lost_workers(self) -> list[WorkerRecord]:

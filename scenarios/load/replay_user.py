@@ -94,7 +94,7 @@ class ReplayUser(ResearcherUser):
                             scheduled_ns=due)
         raw: list[RawEvent] = []
         try:
-            for event in self.adapter.raw_events(self.auth, run.run_id):
+            for event in self.stream(run.run_id):
                 raw.append(event)
                 if run.stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
                     run.stop_ns = now_ns()  # T9 stop_to_end counts from here

@@ -21,7 +21,17 @@ from locust import task
 from rig.adapters import Event, RunDetail, TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.errors import TargetError, TargetHTTPError, TargetUnreachable
-from rig.load import DERIVER, AdapterUser, PaperSet, RunEndedWithoutBody, error_row, reason_of, run_tracer, schedule_of
+from rig.load import (
+    DERIVER,
+    AdapterUser,
+    PaperSet,
+    RunEndedWithoutBody,
+    error_row,
+    reason_of,
+    run_tracer,
+    schedule_of,
+    stream_failure,
+)
 from rig.measure import (
     LOAD_ENDED,
     Measure,
@@ -119,7 +129,7 @@ class ResearcherUser(AdapterUser):
         run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
         raw: list[RawEvent] = []
         try:
-            for event in self.adapter.raw_events(self.auth, run.run_id):
+            for event in self.stream(run.run_id):
                 raw.append(event)
                 if run.stop_ns is None and event.event == "token" and _answer(self.adapter.typed(event)):
                     run.stop_ns = now_ns()  # T9 stop_to_end counts from here (rig.measure.derive.stop_measures)
@@ -142,7 +152,7 @@ class ResearcherUser(AdapterUser):
         run = RunTranscript(run_id=sub.run_id, session_id=self.session_id, submit_ns=sub.submit_ns)
         raw: list[RawEvent] = []
         try:
-            raw.extend(self.adapter.raw_events(self.auth, run.run_id))  # to the end event: then the stop, at once
+            raw.extend(self.stream(run.run_id))  # to the end event: then the stop, at once
         except TargetError as exc:
             run.error = _reason(exc)
         run.end_ns = now_ns()
@@ -203,7 +213,7 @@ class ResearcherUser(AdapterUser):
         """Read the run's stream to its end, keeping each event raw with its arrival stamp; then measure it."""
         raw: list[RawEvent] = []
         try:
-            for event in self.adapter.raw_events(self.auth, run.run_id):
+            for event in self.stream(run.run_id):
                 raw.append(event)
         except TargetError as exc:
             run.error = _reason(exc)
@@ -239,8 +249,8 @@ class ResearcherUser(AdapterUser):
         failure = None if scenario == "stop_resume" else RunEndedWithoutBody(
             f"{terminal.state}/{terminal.reason}" if terminal else run.error or "stream broke")
         extra: list[Measure] = []
-        if terminal is None:
-            extra.append(error_row(scenario, "stream_broken", run.run_id))
+        if terminal is None:  # the answer never came whole: how its stream failed (broke, too large, never ended)
+            extra.append(error_row(scenario, stream_failure(run.error), run.run_id))
         elif terminal.state != "completed" and scenario != "stop_resume":
             extra.append(error_row(scenario, f"{terminal.state}/{terminal.reason}", run.run_id))
         d = run.detail

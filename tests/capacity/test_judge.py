@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from rig.capacity.client import client_health
 from rig.capacity.judge import judge_step
 from rig.compare.stats import percentile_interval, wilson_interval
+from rig.load.headroom import client_health
 from rig.measure.events import Measure
 from rig.measure.thresholds import Threshold
 from rig.results.capacity import CapacityStep

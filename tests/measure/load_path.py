@@ -17,9 +17,8 @@ import rig.measure.sse
 from rig.adapters import WorkbenchAdapter
 from rig.adapters.models import Auth
 from rig.evidence import EvidenceStore
-from rig.load.deriver import DERIVER
 from rig.load.plan import LoadPlan
-from rig.load.process import RECORDER
+from rig.load.process import DERIVER, RECORDER
 from rig.measure.transcript import RunTranscript
 from scenarios.load import ResearcherUser
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,6 +43,34 @@ def _sse(event_id: int, event: str, data: dict[str, Any]) -> bytes:
     return f"id: {event_id}\nevent: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+HOSTILE = frozenset({"answer_never_ends", "giant_event", "no_line_end"})  # defects of the stream itself
+HOSTILE_BYTES = 50 * 2**20  # the giant event's and the endless line's size
+HOSTILE_EVENTS = 10**7  # the never-ending answer's bound (a reader that never stops still ends the loop)
+
+
+_TURNS = itertools.count()  # with several hostile defects, the streams take them in turn
+
+
+async def _hostile(defects: frozenset[str], event_id: int, data: dict[str, Any]) -> AsyncIterator[bytes]:
+    """What a hostile stream sends after the first answer piece: pieces without end, one giant event, or bytes
+    without a line end (several defects: each stream the next of them); the run itself goes on as usual (its record
+    and saved answer are right)."""
+    chosen = sorted(defects)
+    defect = chosen[next(_TURNS) % len(chosen)]
+    if defect == "answer_never_ends":
+        for i in range(HOSTILE_EVENTS):
+            yield _sse(event_id + 1 + i, "token", {**data, "text": f"w{i} "})
+            if i % 64 == 0:
+                await asyncio.sleep(0)  # the server still serves everyone else
+        return
+    yield b"event: token\ndata: " if defect == "giant_event" else b""
+    piece = b"x" * 65536
+    for _ in range(HOSTILE_BYTES // len(piece)):
+        yield piece
+        await asyncio.sleep(0)
+    yield b"\n\n"
+
+
 @router.get("/runs/{run_id}/events")
 async def events(run_id: str, request: Request) -> StreamingResponse:
     svc = services(request)
@@ -78,6 +107,9 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
                 if event in ("queued", "status") and "no_status" in svc.dialects:
                     continue  # the dialect: the stream starts with the first answer piece
                 yield _sse(event_id, event, data)
+                if event == "token" and svc.defects.names & HOSTILE:
+                    async for hostile in _hostile(svc.defects.names & HOSTILE, event_id, data):
+                        yield hostile
                 ended = event in ("done", "error")
             ended = True
             if "saved_after_end" in svc.dialects:  # the dialect: the answer is saved after its end was sent

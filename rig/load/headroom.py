@@ -1,6 +1,7 @@
-"""The client's own headroom during a step: a load generator that is out of CPU, or whose event loop wakes late,
-measures itself. Each Locust process that runs users reports its CPU share and its gevent loop lag every second
-(`client_cpu`, `loop_lag`: rig.load.locust_hooks); a step where either passes its limit is "client saturated"."""
+"""The client's own headroom, in every load run and each capacity step: a load generator that is out of CPU, or
+whose event loop wakes late, measures itself. Each Locust process that runs users reports its CPU share and its gevent
+loop lag every second (`client_cpu`, `loop_lag`: rig.load.locust_hooks); a run or step where either passes its limit
+is "client saturated", and the seconds past a limit are kept to be shown on the run's time axis."""
 
 from __future__ import annotations
 
@@ -38,5 +39,23 @@ def client_health(measures: list[Measure], start_ms: float, end_ms: float, *, cp
     if reasons:
         out.saturated = True
         needed = max(len(by_process) + 1, math.ceil(len(by_process) * (peak or 100.0) / WORKER_TARGET_PCT))
-        out.why = "; ".join(reasons) + f" — run it again with --workers {needed} or more"
+        out.why = "; ".join(reasons) + f" — run it again with --workers {needed} or more (--workers auto: one per core)"
+    out.past_limits_ms = past_limits(cpu + [m for m in measures if m.code == "loop_lag" and m.ts_ms is not None
+                                            and start_ms <= m.ts_ms < end_ms], cpu_limit_pct, lag_limit_ms)
     return out
+
+
+def past_limits(samples: list[Measure], cpu_limit_pct: float, lag_limit_ms: float) -> list[tuple[float, float]]:
+    """The seconds in which a process's CPU share or loop lag was past its limit, as [start, end) spans in ms (a sample
+    stands for the second before it), adjacent ones merged."""
+    spans: list[tuple[float, float]] = []
+    for m in sorted(samples, key=lambda m: m.ts_ms or 0.0):
+        limit = cpu_limit_pct if m.code == "client_cpu" else lag_limit_ms
+        if m.ts_ms is None or m.value < limit:
+            continue
+        start, end = m.ts_ms - 1000.0, m.ts_ms
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+    return spans
