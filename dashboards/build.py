@@ -47,6 +47,12 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
                        "source=\"client\"}[1m])))"),
             ("T5 p95", "histogram_quantile(0.95, sum by (le) (rate(rig_t_seconds_bucket{code=\"T5\", "
                        "source=\"client\"}[1m])))")]),
+        ("Answer pace p95: ITL (per piece) and TPOT (per output token)", "s", [
+            ("ITL p95", "histogram_quantile(0.95, sum by (le) (rate(rig_gen_ai_time_per_output_chunk_seconds_bucket"
+                        "[1m])))"),
+            ("TPOT p95", "histogram_quantile(0.95, sum by (le) (rate(rig_gen_ai_time_per_output_token_seconds_bucket"
+                         "[1m])))")]),
+        ("Output tokens per second", "short", [("tokens/s", "sum(rate(rig_gen_ai_output_tokens_sum[1m]))")]),
         ("Send lag p50 / p99 (open loop)", "s", [
             ("p50", "histogram_quantile(0.5, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))"),
             ("p99", "histogram_quantile(0.99, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))")]),

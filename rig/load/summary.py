@@ -22,6 +22,7 @@ from rig.measure import labels
 from rig.measure.aggregate import by_source, ended_run_ids, headlines, run_ends
 from rig.measure.events import Measure
 from rig.measure.tally import tally
+from rig.measure.tcodes import TOKENS_OUT
 from rig.results.capacity import ClientHealth
 from rig.results.load import LoadSummary, LocustRow, LocustTotals, ReplayFidelity, SendLag, WorkerRecord
 from rig.results.shape import ShapeSpec, StageMark
@@ -83,7 +84,7 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
     return LoadSummary(
         t_codes=headlines(measures), by_source=by_source(measures),
         throughput_rps=completed / duration_s if duration_s else 0.0, runs=runs, completed_runs=completed,
-        delivered_runs=completed - len(undelivered),
+        delivered_runs=completed - len(undelivered), tokens_out_per_s=_tokens_per_s(measures, duration_s),
         requests=locust.requests, requests_per_s=locust.requests / duration_s if duration_s else 0.0,
         error_ratio=counted.error_ratio or 0.0, rig_errors=counted.rig_errors, phases=fault_phases(store),
         errors_by_reason=errors, login_failures=logins,
@@ -92,6 +93,12 @@ def load_summary(store: EvidenceStore, run_dir: Path, duration_s: float, workers
         replay=_replay(store, measures),
         worker_nodes=[WorkerRecord.model_validate(w) for w in store.meta("workers") or []],
         stages=stage_marks(store), client=_client(store, measures))
+
+
+def _tokens_per_s(measures: list[Measure], duration_s: float) -> float | None:
+    """Output tokens of the completed runs per second of the run (None: no run's tokens were known)."""
+    tokens = [m.value for m in measures if m.code == TOKENS_OUT]
+    return round(sum(tokens) / duration_s, 3) if tokens and duration_s else None
 
 
 def _client(store: EvidenceStore, measures: list[Measure]) -> ClientHealth | None:

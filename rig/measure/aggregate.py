@@ -17,11 +17,11 @@ from pydantic import BaseModel
 
 from rig.measure import labels
 from rig.measure.events import Measure
-from rig.measure.tcodes import SOURCE_PREFERENCE, TIME_CODES, TCode, is_tcode
+from rig.measure.tcodes import PACE_CODES, SOURCE_PREFERENCE, TIME_CODES, TCode, is_tcode
 from rig.measure.thresholds import STATS, key
 from rig.stats import Summary, summarize
 
-HEADLINE_CODES: tuple[str, ...] = tuple(sorted((c.value for c in TIME_CODES), key=lambda c: int(c[1:])))
+HEADLINE_CODES: tuple[str, ...] = (*sorted((c.value for c in TIME_CODES), key=lambda c: int(c[1:])), *PACE_CODES)
 
 
 class TCodeRow(BaseModel):
@@ -55,7 +55,7 @@ def group_label(m: Measure) -> str | None:
     return m.label
 
 
-_ORDER = {c: i for i, c in enumerate(HEADLINE_CODES + ("T10", "T11", "T12", "T13"))}
+_ORDER = {c: i for i, c in enumerate(HEADLINE_CODES[:-len(PACE_CODES)] + ("T10", "T11", "T12", "T13") + PACE_CODES)}
 
 
 def tcode_rows(measures: Iterable[Measure]) -> list[TCodeRow]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rig.clock import wall_ms
 from rig.measure import labels
 from rig.measure.events import Measure, RunDetail, SearchResult, Stage
-from rig.measure.tcodes import TCode
+from rig.measure.tcodes import PACE_ITL, PACE_TPOT, TOKENS_OUT, TCode
 from rig.measure.transcript import RunTranscript
 
 INTERNAL_STAGES = ("encode", "query", "expand")
@@ -112,16 +112,45 @@ def run_measures(run: RunTranscript, scenario: str | None = None) -> list[Measur
     event instead (source `client`), so no run is counted twice. Every row is stamped with the wall time
     at which the client saw the run end (its stream's last event, or the break).
     """
-    out = stream_measures(run, scenario) + stop_measures(run, scenario)
+    out = stream_measures(run, scenario) + stop_measures(run, scenario) + pace_measures(run, scenario)
     if run.detail is not None:
         out += record_measures(run.detail, run.end, scenario)
     elif run.terminal is not None:
         t = run.terminal
         out.append(tcode(TCode.T8, "client", 1.0, label=labels.run_end(t.state, t.reason), run_id=run.run_id, scenario=scenario))
+    recorded = run.detail is not None and (run.detail.usage.input_tokens or run.detail.usage.output_tokens)
+    if run.usage is not None and not recorded:  # the stream's own usage report, where the record has none
+        for label, value in (("input", run.usage.input_tokens), ("output", run.usage.output_tokens)):
+            if value is not None:
+                out.append(tcode(TCode.T12, "server", float(value), unit="tokens", label=label, run_id=run.run_id,
+                                 scenario=scenario))
     if run.end_ns is not None:
         ended = wall_ms(run.end_ns)
         for m in out:
             m.ts_ms = ended
+    return out
+
+
+def pace_measures(run: RunTranscript, scenario: str | None = None) -> list[Measure]:
+    """How fast a completed answer streamed once it began (client clock): `ITL`, the mean gap between its pieces
+    after the first; `TPOT`, the same per output token (the target's reported output tokens when it gave them, else
+    one per piece); and `tokens_out`, its output tokens (source `server` when reported, `client` when counted as
+    pieces). Nothing for an answer of fewer than two pieces, or a run that did not complete."""
+    terminal, stamps = run.terminal, run.answer_pieces_ns()
+    if terminal is None or terminal.state != "completed" or len(stamps) < 2:
+        return []
+    span_ms = (stamps[-1] - stamps[0]) / 1e6
+    reported = run.usage.output_tokens if run.usage is not None else None
+    if not reported and run.detail is not None:
+        reported = run.detail.usage.output_tokens
+    tokens = int(reported) if reported else len(stamps)
+    out = [Measure(code=PACE_ITL, source="client", value=round(span_ms / (len(stamps) - 1), 3), unit="ms",
+                   run_id=run.run_id, scenario=scenario),
+           Measure(code=TOKENS_OUT, source="server" if reported else "client", value=float(tokens), unit="tokens",
+                   run_id=run.run_id, scenario=scenario)]
+    if tokens >= 2:
+        out.append(Measure(code=PACE_TPOT, source="client", value=round(span_ms / (tokens - 1), 3), unit="ms",
+                           run_id=run.run_id, scenario=scenario))
     return out
 
 

@@ -246,8 +246,15 @@ class TerminalEvent(Event):
     message_id: str | None = None
 
 
+class UsageEvent(Event):
+    """Tokens the target reports on the stream for the run (OpenAI's final `usage` chunk and the like)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
-    "status": StatusEvent, "token": TokenEvent, "tool_call": ToolCallEvent, "tool_result": ToolResultEvent,
+    "usage": UsageEvent, "status": StatusEvent, "token": TokenEvent, "tool_call": ToolCallEvent, "tool_result": ToolResultEvent,
     "citation": CitationEvent, "checkpoint": CheckpointEvent, "done": TerminalEvent, "error": TerminalEvent,
 }
 

@@ -14,9 +14,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from rig.measure import labels
 from rig.measure.aggregate import counts_for_headline, is_run_end
 from rig.measure.events import Measure
-from rig.measure.tcodes import is_tcode
+from rig.measure.tcodes import PACE_ITL, PACE_TPOT, TOKENS_OUT, is_tcode
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+PACE = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.2, 0.5, 1.0)  # per piece or token, in s
+TOKEN_BUCKETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 
 
 class RigMetrics:
@@ -40,6 +42,13 @@ class RigMetrics:
                                  "capacity search's step)", registry=r)
         self.shape_stage = Gauge("rig_shape_stage", "The load shape's stage now (1 for the first), or the capacity "
                                  "search's step", registry=r)
+        self.chunk_gap = Histogram("rig_gen_ai_time_per_output_chunk_seconds", "An answer's mean gap between its "
+                                   "pieces after the first (ITL), per run", ["scenario"], registry=r, buckets=PACE)
+        self.token_time = Histogram("rig_gen_ai_time_per_output_token_seconds", "An answer's time per output token "
+                                    "after the first (TPOT), per run", ["scenario"], registry=r, buckets=PACE)
+        self.output_tokens = Histogram("rig_gen_ai_output_tokens", "Output tokens of a completed run (reported by "
+                                       "the target, else counted as pieces)", ["scenario", "source"], registry=r,
+                                       buckets=TOKEN_BUCKETS)
         self.target_cpu = Gauge("rig_target_cpu_ratio", "Target CPU use (cores busy), sampled", registry=r)
         self.target_rss = Gauge("rig_target_memory_bytes", "Target resident memory, sampled", registry=r)
 
@@ -49,6 +58,12 @@ class RigMetrics:
         if m.unit == "ms" and is_tcode(m.code):
             if counts_for_headline(m):
                 self.t_seconds.labels(m.code, scenario, m.source).observe(m.value / 1000.0)
+        elif m.code == PACE_ITL:
+            self.chunk_gap.labels(scenario).observe(m.value / 1000.0)
+        elif m.code == PACE_TPOT:
+            self.token_time.labels(scenario).observe(m.value / 1000.0)
+        elif m.code == TOKENS_OUT:
+            self.output_tokens.labels(scenario, m.source).observe(m.value)
         elif m.code == "send_lag":
             self.send_lag.labels(scenario).observe(m.value / 1000.0)
         elif is_run_end(m) and m.label:

@@ -76,6 +76,11 @@ TIME_CODES: frozenset[TCode] = frozenset({TCode.T1, TCode.T2, TCode.T3, TCode.T4
 
 _PRIMARY_LABEL: dict[TCode, str] = {TCode.T2: "tool_call", TCode.T7: "execution"}
 
+# The answer's pace, measured beside the T-codes (model-level measures, as LLM load tools name them): ITL, the mean
+# gap between an answer's pieces after the first; TPOT, the same per output token; tokens_out, a run's output tokens.
+PACE_ITL, PACE_TPOT, TOKENS_OUT = "ITL", "TPOT", "tokens_out"
+PACE_CODES: tuple[str, ...] = (PACE_ITL, PACE_TPOT)
+
 # Sources, in the order a headline value prefers them: what a person waits for first.
 SOURCE_PREFERENCE: tuple[str, ...] = ("client", "browser", "server")
 

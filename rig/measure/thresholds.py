@@ -3,6 +3,8 @@
     T4.p95 < 3s                 a T-code headline statistic (p50 p90 p95 p99 max mean count), in ms, s
     error_rate < 1%             a ratio, in % or as a fraction; error_rate.steady / .in_fault / .recovery
     T4.p95 < 3s at 20 users     the value measured with 20 users (key `T4.p95@20`)
+    ITL.p95 < 50ms              an answer's pace: ITL (mean gap between its pieces), TPOT (per output token), as
+    tokens_out_per_s > 100      T-codes are read; output tokens per second of the load run
     overload.shed_ratio > 50%   `rig capacity`'s overload step: the share refused (429/503) rather than queued …
     overload.lost_runs == 0     … the runs it submitted that never ended; `recovery_s < 10s`: back within the SLO
     soak.rss_mb_per_h < 100     a soak's slope per hour (rss_mb, fds, slots, T4_ms, T5_ms), or per question of
@@ -27,7 +29,8 @@ from rig.measure.tcodes import is_tcode
 
 OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
                                                   ">=": operator.ge, "==": operator.eq}
-METRICS = ("error_rate", "send_lag", "recovery_s", "throughput", "overload", "soak")  # what a threshold may read besides T-codes
+METRICS = ("error_rate", "send_lag", "recovery_s", "throughput", "overload", "soak", "ITL", "TPOT",
+           "tokens_out_per_s")  # what a threshold may read besides T-codes
 STATS = ("p50", "p90", "p95", "p99", "max", "mean", "count")
 _OP = r"(?P<op><=|>=|<|>|==)"
 _AMOUNT = r"(?P<value>[0-9.]+)\s*(?P<unit>ms|s|%)?"
@@ -70,7 +73,7 @@ class Threshold(BaseModel):
         if not (is_tcode(metric) or metric in METRICS):
             raise ValueError(f"threshold {text!r}: the rig measures no {metric!r} (T1–T13, "
                              f"{', '.join(METRICS)})")
-        stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag", metric) else None)
+        stat = m.group("stat") or ("p95" if re.fullmatch(r"T\d+|send_lag|ITL|TPOT", metric) else None)
         return cls(text=text, metric=metric, stat=stat, op=m.group("op"), value=amount(m.group("value"), m.group("unit")),
                    at_users=int(m.group("at")) if m.group("at") else None)
 

@@ -13,9 +13,20 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rig.measure.citations import cite_sources
-from rig.measure.events import Citation, CitationEvent, Event, Message, RunDetail, TerminalEvent, TokenEvent
+from rig.measure.events import (
+    Citation,
+    CitationEvent,
+    Event,
+    Message,
+    RunDetail,
+    TerminalEvent,
+    TokenEvent,
+    UsageEvent,
+)
 from rig.measure.sse import RawEvent
 from rig.measure.tcodes import TCode
+
+TAIL = 3  # the last events of a stream a load run types whatever their names (its end, a usage report before it)
 
 
 class RunTranscript(BaseModel):
@@ -33,6 +44,7 @@ class RunTranscript(BaseModel):
     stop_ns: int | None = None  # when the client asked the target to stop this run
     error: str | None = None  # why the stream ended without a terminal event, when it did
     untyped: int = 0  # events read but not typed: a load run types what its measures read (`add_measured`)
+    piece_ns: list[int] = Field(default_factory=list)  # stamps of answer pieces read but not typed (`add_measured`)
     evidence_id: int | None = None  # its `run` row in the evidence store, once recorded (items name it)
 
     @property
@@ -42,16 +54,21 @@ class RunTranscript(BaseModel):
 
     def add_measured(self, raw: Sequence[RawEvent], typed: Callable[[RawEvent], Event]) -> None:
         """Type and keep what the stream's measures read (`rig.measure.derive.stream_measures`): the first event of
-        each name, every token up to the first with answer text, and the last event. The others are counted in
-        `untyped`: a load run reads hundreds of tokens per run, and typing each would cost more than reading it
-        (gate and quality runs keep every event, typed). `answer` then holds the text up to its first piece."""
+        each name, every token up to the first with answer text, and the last `TAIL` events (the end, and a usage
+        report just before it). The others are counted in `untyped`: a load run reads hundreds of tokens per run, and
+        typing each would cost more than reading it (gate and quality runs keep every event, typed). After the first
+        answer text, an untyped event of a token's name is taken as an answer piece: its stamp is kept (`piece_ns`)
+        for the pace of the answer (ITL, TPOT). `answer` then holds the text up to its first piece."""
         settled: set[str] = set()  # names whose later events no measure reads
         token_names: set[str] = set()
         answered = False
         skipped = 0
-        for r in raw[:-1]:
+        head, tail = raw[:-TAIL] if len(raw) > TAIL else [], raw[-TAIL:]
+        for r in head:
             if r.event in settled and r.parsed is None:
                 skipped += 1
+                if answered and r.event in token_names:
+                    self.piece_ns.append(r.recv_ns)
                 continue
             event = typed(r)
             self.events.append(event)
@@ -62,8 +79,7 @@ class RunTranscript(BaseModel):
                     settled |= token_names
             elif r.event not in token_names:
                 settled.add(r.event)
-        if raw:
-            self.events.append(typed(raw[-1]))
+        self.events.extend(typed(r) for r in tail)
         self.untyped += skipped
 
     @property
@@ -109,6 +125,17 @@ class RunTranscript(BaseModel):
         """The answer as the stream delivered it, for a target that keeps no session to read it back from."""
         return Message(message_id=f"{self.run_id}:answer", role="assistant", content=self.answer,
                        citations=self.citations(), run_id=self.run_id, source="stream")
+
+    def answer_pieces_ns(self) -> list[int]:
+        """Receive stamps of the answer's pieces, in order: its typed answer tokens with text, and the untyped pieces
+        of a load run (`piece_ns`)."""
+        typed = [e.recv_ns for e in self.events if isinstance(e, TokenEvent) and e.kind == "answer"]
+        return sorted(typed + self.piece_ns)
+
+    @property
+    def usage(self) -> UsageEvent | None:
+        """The tokens the target reported on the stream, when it did (its last report)."""
+        return next((e for e in reversed(self.events) if isinstance(e, UsageEvent)), None)
 
     def first(self, name: str) -> Event | None:
         return next((e for e in self.events if e.event == name), None)

@@ -148,6 +148,7 @@ class LoadSummary(BaseModel):
     runs: int
     completed_runs: int
     delivered_runs: int | None = None  # completed runs whose answer also arrived whole on the stream
+    tokens_out_per_s: float | None = None  # output tokens of the completed runs per second of the run (pace_measures)
     requests: int  # HTTP requests Locust made (the T-code rows excluded)
     requests_per_s: float  # requests ÷ duration_s
     error_ratio: float  # tasks that did not finish ÷ every task attempted (rig.measure.tally)
@@ -192,6 +193,7 @@ def observed_for_policy(summary: LoadSummary) -> dict[str, float | None]:
         out[f"error_rate.{phase}"] = getattr(summary.phases, phase).error_ratio
     out.update(recovery_stats(summary.phases))
     out["throughput"] = summary.throughput_rps
+    out["tokens_out_per_s"] = summary.tokens_out_per_s
     out["send_lag.p50"] = summary.send_lag.p50
     out["send_lag.p99"] = summary.send_lag.p99
     for slope in summary.soak.slopes if summary.soak else []:  # the low end: a threshold fails only on a sure drift

@@ -18,7 +18,7 @@ from rig.adapters import Capabilities, WorkbenchAdapter
 from rig.adapters.models import Auth
 from rig.catalog import load_eval_set
 from rig.evidence import EvidenceStore
-from rig.measure.tcodes import is_tcode
+from rig.measure.tcodes import PACE_ITL, PACE_TPOT, TOKENS_OUT, is_tcode
 from rig.measure.transcript import RunTranscript
 from rig.quality.context import QualityContext
 from rig.target.recording import RecordingContext
@@ -35,7 +35,8 @@ Row = tuple[str, str, str | None, float]
 def _rows(path: Path) -> list[Row]:
     store = EvidenceStore(path)
     try:
-        return sorted((m.code, m.source, m.label, m.value) for m in store.measures() if is_tcode(m.code))
+        return sorted((m.code, m.source, m.label, m.value) for m in store.measures()
+                      if is_tcode(m.code) or m.code in (PACE_ITL, PACE_TPOT, TOKENS_OUT))
     finally:
         store.close()
 
@@ -92,6 +93,7 @@ def test_gate_quality_and_load_derive_the_same_rows(tmp_path: Path, monkeypatch:
     assert {("T11", "server", n) for n in ("retrieval_model_requests", "embedding_requests")} <= codes
     assert any(c == "T2" and (lbl or "").startswith("stage:") for c, _, lbl in codes)
     assert ("T4", "client", "first_text_kind=answer") in codes
+    assert {(PACE_ITL, "client", None), (PACE_TPOT, "client", None)} <= codes  # the pace, alike on every path
     reported = "server" if drop_source else "provider"  # what the target said, else "server": never a guess
     assert {("T12", reported, "input"), ("T12", "estimate", "input")} <= codes
     t4 = next(v for c, s, _, v in gate if (c, s) == ("T4", "client"))

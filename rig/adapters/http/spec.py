@@ -29,7 +29,7 @@ from rig.adapters.csv_export import CsvExportRules
 from rig.adapters.http.functions import NAMES as RIG_FUNCTIONS
 from rig.adapters.text_export import TextExportRules
 
-EVENT_TYPES = ("queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
+EVENT_TYPES = ("queued", "status", "usage", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
                "error", "ignore")
 ACTOR = {"user_id", "username"}  # every request may name the acting account
 VARIABLES: dict[str, set[str]] = {
@@ -217,7 +217,7 @@ class EventRule(_Strict):
     test on `{event, id, data}`; `data` reads the event's fields (default: the event's whole data). With `each`
     (a JMESPath giving a list) one event is made per element, `data` then reading `{event, id, data, item}`."""
 
-    type: Literal["queued", "status", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
+    type: Literal["queued", "status", "usage", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
                   "error", "ignore"]
     event: str | None = None  # (not `on`: YAML reads a bare `on` as true)
     when: str | None = None
