@@ -93,9 +93,16 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         decision = Decision(decision="recorded",
                             reasons=["no load thresholds in the policy; numbers recorded, nothing decided"])
     drifting = summary.soak.drifting if summary.soak else []
+    starved = summary.client is not None and summary.client.saturated
+    timed = [d for d in drifting if starved and d.key.startswith(("soak.T4", "soak.T5"))]  # the client's delay too
+    drifting = [d for d in drifting if d not in timed]
     if drifting:  # a resource that keeps rising under a steady load leaks, whatever the latencies say
         decision = Decision(decision="fail", reasons=[f"soak: {d.series} {d.why}" for d in drifting]
                             + [r for r in decision.reasons if decision.decision == "fail"])
+    if timed and decision.decision != "fail":  # a timing that drifts on a saturated client may be the client's
+        decision = Decision(decision="undecided", reasons=[
+            *(f"soak: {d.series} {d.why}, but the client was saturated ({summary.client.why}): the drift may be "
+              "its own" for d in timed if summary.client is not None), *decision.reasons])
     if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
         failed = sorted(w for w in map(labels.login_refused, summary.errors_by_reason) if w is not None)
         decision = Decision(decision="undecided", reasons=[

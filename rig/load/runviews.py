@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rig.measure import labels
 from rig.measure.events import Measure
+from rig.measure.tcodes import IN_FLIGHT
 
 END_CODES = ("T5", "T6", "T9")
 TERMINAL = ("completed", "stopped", "failed", "interrupted")
@@ -62,7 +63,9 @@ def run_views(measures: list[Measure]) -> dict[str, RunView]:
                 r.server_end = m.label
             else:
                 r.client_end = m.label
-        elif m.code == "error" and m.label == "stream_broken":
+        elif m.code == IN_FLIGHT and r.duration_ms is None:  # a run that never showed its end: its span all the same
+            r.duration_ms = m.value
+        elif m.code == "error" and labels.stream_failed(m.label):
             r.broken = True
         elif m.code == "resume_link":
             r.resumed_from = m.label

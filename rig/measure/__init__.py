@@ -11,6 +11,7 @@
 """
 
 from rig.measure.derive import (
+    flight_measure,
     ingest_measures,
     refusal_measures,
     restart_measures,
@@ -27,6 +28,7 @@ from rig.measure.tally import task_row, turn_row
 from rig.measure.tcodes import TIME_CODES, TCode, is_tcode
 from rig.measure.transcript import RunTranscript
 
-__all__ = ["LOAD_ENDED", "TIME_CODES", "Measure", "RawEvent", "RunTranscript", "SseParser", "TCode", "ingest_measures",
+__all__ = ["LOAD_ENDED", "TIME_CODES", "Measure", "RawEvent", "RunTranscript", "SseParser", "TCode", "flight_measure",
+           "ingest_measures",
            "is_tcode", "read_events", "refusal_measures", "restart_measures", "run_measures", "search_measures",
            "send_lag_measure", "stage_measures", "task_row", "tcode", "turn_row"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rig.clock import wall_ms
 from rig.measure import labels
 from rig.measure.events import Measure, RunDetail, SearchResult, Stage
-from rig.measure.tcodes import PACE_ITL, PACE_TPOT, TOKENS_OUT, TCode
+from rig.measure.tcodes import IN_FLIGHT, PACE_ITL, PACE_TPOT, TOKENS_OUT, TCode
 from rig.measure.transcript import RunTranscript
 
 INTERNAL_STAGES = ("encode", "query", "expand")
@@ -152,6 +152,15 @@ def pace_measures(run: RunTranscript, scenario: str | None = None) -> list[Measu
         out.append(Measure(code=PACE_TPOT, source="client", value=round(span_ms / (tokens - 1), 3), unit="ms",
                            run_id=run.run_id, scenario=scenario))
     return out
+
+
+def flight_measure(run: RunTranscript, scenario: str | None = None) -> Measure | None:
+    """How long a run that never showed its end was in flight — its submit (or scheduled send) to the break — so its
+    span, not the moment its break was seen, places it against a fault window (`rig.load.phases`)."""
+    if run.end_ns is None:
+        return None
+    return Measure(code=IN_FLIGHT, source="client", value=round((run.end_ns - run.origin_ns) / 1e6, 3), unit="ms",
+                   run_id=run.run_id, scenario=scenario, ts_ms=wall_ms(run.end_ns))
 
 
 def search_measures(result: SearchResult, scenario: str | None = None) -> list[Measure]:

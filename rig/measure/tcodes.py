@@ -80,6 +80,7 @@ _PRIMARY_LABEL: dict[TCode, str] = {TCode.T2: "tool_call", TCode.T7: "execution"
 # gap between an answer's pieces after the first; TPOT, the same per output token; tokens_out, a run's output tokens.
 PACE_ITL, PACE_TPOT, TOKENS_OUT = "ITL", "TPOT", "tokens_out"
 PACE_CODES: tuple[str, ...] = (PACE_ITL, PACE_TPOT)
+IN_FLIGHT = "in_flight"  # a run that never showed its end: submit → its break, in ms (where it lies in time)
 
 # Sources, in the order a headline value prefers them: what a person waits for first.
 SOURCE_PREFERENCE: tuple[str, ...] = ("client", "browser", "server")

@@ -38,6 +38,7 @@ from rig.measure import (
     RawEvent,
     RunTranscript,
     TCode,
+    flight_measure,
     run_measures,
     search_measures,
     send_lag_measure,
@@ -251,6 +252,9 @@ class ResearcherUser(AdapterUser):
         extra: list[Measure] = []
         if terminal is None:  # the answer never came whole: how its stream failed (broke, too large, never ended)
             extra.append(error_row(scenario, stream_failure(run.error), run.run_id))
+            flight = flight_measure(run, scenario)  # where the run lay in time, not when its break was seen
+            if flight is not None:
+                extra.append(flight)
         elif terminal.state != "completed" and scenario != "stop_resume":
             extra.append(error_row(scenario, f"{terminal.state}/{terminal.reason}", run.run_id))
         d = run.detail

@@ -86,3 +86,19 @@ def test_error_rate_steady_tells_injected_faults_from_a_defect(defects: list[str
         assert result.decision.decision == "fail" and steady_failing, result.decision.reasons
     else:
         assert s.phases.steady.error_ratio == 0 and not steady_failing, result.decision.reasons
+
+
+def test_a_run_broken_by_the_fault_belongs_to_its_window_though_its_break_was_seen_after_it() -> None:
+    """In flight when the window opened, its break seen after the window closed (a restart that took a while): the
+    window's, by the span it was in flight; a refused submission while the target was still coming back (before the
+    first good run ended) is the recovery's, not steady state's."""
+    rows = _run("before", 0, 2, "completed/completed") + _run("first-good", 16, 24, "completed/completed")
+    rows += [Measure(code="in_flight", source="client", value=9_000, unit="ms", run_id="cut", ts_ms=18_000),
+             Measure(code="error", source="client", value=1, unit="count", label="stream_broken", run_id="cut",
+                     ts_ms=18_000),
+             Measure(code="error", source="client", value=1, unit="count", label="unreachable", ts_ms=20_000)]
+    phases = split_by_phase(rows, [WindowSpan(step="restart", fault="target restart", started_ms=10_000,
+                                              ended_ms=15_000)])
+    assert phases.in_fault.errors_by_reason == {"stream_broken": 1}
+    assert phases.recovery.errors_by_reason == {"unreachable": 1}
+    assert phases.steady.errors_by_reason == {} and phases.steady.failed == 0

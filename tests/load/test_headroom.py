@@ -55,3 +55,21 @@ def test_a_saturated_client_still_fails_a_target_on_its_errors() -> None:
     decision, reasons = _decide(_summary(0.2, client_lag_ms=120.0), "T4.p95 < 1s", "error_rate < 1%")
     assert decision == "fail"
     assert any("error_rate" in r for r in reasons) and any("client was saturated" in r for r in reasons)
+
+
+def test_a_soak_timing_that_drifts_on_a_saturated_client_is_undecided_while_a_leak_still_fails() -> None:
+    from rig.results.soak import Slope, SoakAnalysis
+
+    def slope(key: str) -> Slope:
+        return Slope(key=key, series=key, unit="ms", points=9, slope=99.0, low=90.0, high=110.0, bound=10.0,
+                     call="drifts", why="rises 99 ms per hour")
+
+    starved = _summary(0.0, client_lag_ms=120.0)
+    starved.soak = SoakAnalysis(warmup_s=1.0, hold_s=10.0, slopes=[slope("soak.T4_ms_per_turn")])
+    decision, reasons = _decide(starved)
+    assert decision == "undecided" and "the drift may be its own" in reasons[0]
+    starved.soak.slopes.append(slope("soak.rss_mb_per_h"))
+    assert _decide(starved)[0] == "fail"  # memory the target holds is no client's doing
+    calm = _summary(0.0, client_lag_ms=2.0)
+    calm.soak = SoakAnalysis(warmup_s=1.0, hold_s=10.0, slopes=[slope("soak.T4_ms_per_turn")])
+    assert _decide(calm)[0] == "fail"

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rig.adapters.capabilities import Capabilities
 from rig.adapters.csv_export import CsvExportRules
+from rig.adapters.http.fastpath import fast
 from rig.adapters.http.functions import NAMES as RIG_FUNCTIONS
 from rig.adapters.text_export import TextExportRules
 
@@ -94,7 +95,8 @@ def _functions_in(node: Any) -> set[str]:
 
 
 def compile_path(expression: str) -> Any:
-    """A compiled JMESPath expression; a syntax error or an unknown function names the expression."""
+    """A compiled JMESPath expression — read by hand where it is a plain path, literal or comparison with one
+    (`rig.adapters.http.fastpath`); a syntax error or an unknown function names the expression."""
     try:
         compiled = jmespath.compile(expression)
     except JMESPathError as exc:
@@ -103,7 +105,7 @@ def compile_path(expression: str) -> Any:
     if unknown:
         raise ValueError(f"JMESPath {expression!r}: unknown function {', '.join(unknown)}() "
                          f"(the rig adds {', '.join(RIG_FUNCTIONS)}; see docs/adapters.md)")
-    return compiled
+    return fast(expression, compiled.parsed) or compiled
 
 
 def _compile_result(value: Any) -> Any:
