@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rig.catalog import load_eval_set
 from rig.measure.thresholds import BaselineRule, Threshold, check
 from rig.verdict import Verdict
 from rig.yamlfile import load_yaml_model
@@ -31,6 +32,17 @@ class Policy(BaseModel):
     allow_blocked: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_ALLOWED_BLOCKED))
     thresholds: list[Threshold] = Field(default_factory=list)
     baseline: list[str] = Field(default_factory=list)  # rules against a baseline run (rig.compare.baseline)
+
+    @field_validator("required", "allow_blocked")
+    @classmethod
+    def _known_cases(cls, value: object) -> object:
+        ids = value if isinstance(value, list) else list(value) if isinstance(value, dict) else []
+        known = {c.case_id for c in load_eval_set().reliability}
+        unknown = sorted(i for i in ids if i not in known)
+        if unknown:
+            raise ValueError(f"no case {', '.join(map(str, unknown))} in the eval set (its cases are "
+                             f"{min(known)}–{max(known)}): a policy cannot require or allow what does not exist")
+        return value
 
     @field_validator("baseline")
     @classmethod
@@ -75,10 +87,16 @@ class Decision(BaseModel):
 
 
 def decide_gate(verdicts: list[CaseVerdict], policy: Policy, observed: dict[str, float | None] | None = None,
-                extra_undecided: list[str] | None = None) -> Decision:
-    """The gate decision with every reason: failures first, then what left it undecided."""
+                extra_undecided: list[str] | None = None, *, judge_cases: bool = True) -> Decision:
+    """The decision with every reason: failures first, then what left it undecided. A case the policy names as
+    required must have run (`required: all` means every case that ran); `judge_cases=False` judges the thresholds
+    alone (a load run)."""
     fails: list[str] = []
     undecided: list[str] = list(extra_undecided or [])
+    ran = {v.case_id for v in verdicts}
+    if judge_cases and isinstance(policy.required, list):
+        undecided += [f"case {c} is required by the policy and did not run (select it, or drop it from required)"
+                      for c in policy.required if c not in ran]
     for v in verdicts:
         if not policy.is_required(v.case_id):
             continue

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from rig.capacity.session import CapacityOptions, run_capacity
@@ -64,7 +65,7 @@ def capacity(search: CapacityOptions, target: TargetChoice, embedded: EmbeddedCh
                           f"{100 * (s.error_ratio or 0):.1f}", slos,
                           ", ".join(r.name for r in s.resources if r.at_limit) or "—", s.call)
         console.print(table)
-    console.print(f"capacity: {cap.answer}")
-    console.print(f"decision: {decision.decision} — " + "; ".join(decision.reasons[:3]))
+    console.print(f"capacity: {escape(cap.answer)}")
+    console.print(f"decision: {decision.decision} — " + escape("; ".join(decision.reasons[:3])))
     console.print(f"reports: {run.run_dir}/report.html, capacity.json, junit.xml")
     raise typer.Exit(decision.exit_code)

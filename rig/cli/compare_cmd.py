@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rig.cli.console import console, fail
@@ -68,7 +69,7 @@ def compare(
         for v in part.verdict_changes:
             console.print(f"  {v.case}{' / ' + v.item if v.item else ''}: {v.base} → {v.new}"
                           + (" [red](worse)[/]" if v.worse else ""))
-    console.print(f"decision: [bold]{result.decision}[/] — " + "; ".join(result.reasons[:6]))
+    console.print(f"decision: [bold]{result.decision}[/] — " + escape("; ".join(result.reasons[:6])))
     console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
     raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])
 
@@ -82,7 +83,7 @@ def _replay_fidelity(trace: Path, run_dir: Path, out: Path | None) -> None:
     target = out or run_dir / "compare"
     target.mkdir(parents=True, exist_ok=True)
     (target / "fidelity.json").write_text(check.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    console.print(f"decision: [bold]{check.decision}[/] — " + "; ".join(check.reasons))
+    console.print(f"decision: [bold]{check.decision}[/] — " + escape("; ".join(check.reasons)))
     console.print(f"report: {target / 'fidelity.json'}")
     raise typer.Exit({"faithful": 0, "not faithful": 1, "not comparable": 2}[check.decision])
 

@@ -2,29 +2,44 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, TextIO
 
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.clock import parse_duration
 from rig.errors import RigError
 from rig.run.flags import Flag
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+PIPE_COLUMNS = 200  # without a terminal (a CI log, a pipe): lines as long as this before rich wraps them, not 80
+
+
+def _width(stream: TextIO) -> int | None:
+    """The console's width: the terminal's own, else `COLUMNS`, else `PIPE_COLUMNS` — so a CI log keeps a message
+    on one line (a grep for a target's own words finds them) and a table row on one row."""
+    if stream.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else PIPE_COLUMNS
+
+
+console = Console(highlight=False, width=_width(sys.stdout))
+err_console = Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 def fail(error: RigError, code: int = 2) -> typer.Exit:
     """Print an error (cause and fix) and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {error.message}")
+    err_console.print(f"[bold red]error:[/] {escape(error.message)}", soft_wrap=True)
     if error.fix:
-        err_console.print(f"[yellow]fix:[/] {error.fix}")
+        err_console.print(f"[yellow]fix:[/] {escape(error.fix)}", soft_wrap=True)
     return typer.Exit(code)
 
 

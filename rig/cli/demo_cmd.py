@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
-from rig.prerelease import PrereleaseOptions, run_prerelease
+from rig.prerelease import PrereleaseOptions, PrereleaseResult, run_prerelease
 
 
 @grouped
@@ -20,6 +21,27 @@ def demo(options: PrereleaseOptions) -> None:
     (gate decision first) and prerelease.json, with each part's own run directory beside them.
     Exit code: the gate's (0 pass, 1 fail, 2 undecided).
     """
+    if not console.is_terminal:  # a CI log: a line per part's progress (at most every 5 s each), from the start
+        with live_progress("demo", every_s=5.0) as line:
+            try:
+                result = run_prerelease(options, lambda part, text, done, total: line(f"{part}: {text}", done, total))
+            except RigError as exc:
+                raise fail(exc) from None
+    else:
+        result = _with_bars(options)
+    table = Table("part", "decision", "wall", title="pre-release run")
+    for part, decision in (("load", result.load.decision), ("gate", result.gate.decision),
+                           ("quality", result.quality.decision)):
+        table.add_row(part, decision.decision, f"{result.timings_s.get(part, 0):.0f} s")
+    console.print(table)
+    d = result.decision
+    console.print(f"[bold]gate decision: {d.decision.upper()}[/] — " + escape("; ".join(d.reasons[:6])))
+    console.print(f"report: {result.run_dir}/report.html (total {result.timings_s['total']:.0f} s)")
+    raise typer.Exit(d.exit_code)
+
+
+def _with_bars(options: PrereleaseOptions) -> PrereleaseResult:
+    """The pre-release run with a progress bar per part (on a terminal)."""
     with Progress(TextColumn("[bold]{task.fields[part]}"), BarColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console) as bar:
         tasks: dict[str, TaskID] = {}
@@ -30,16 +52,7 @@ def demo(options: PrereleaseOptions) -> None:
             bar.update(tasks[part], description=text[:60], completed=done, total=total or None)
 
         try:
-            result = run_prerelease(options, progress)
+            return run_prerelease(options, progress)
         except RigError as exc:
             bar.stop()
             raise fail(exc) from None
-    table = Table("part", "decision", "wall", title="pre-release run")
-    for part, decision in (("load", result.load.decision), ("gate", result.gate.decision),
-                           ("quality", result.quality.decision)):
-        table.add_row(part, decision.decision, f"{result.timings_s.get(part, 0):.0f} s")
-    console.print(table)
-    d = result.decision
-    console.print(f"[bold]gate decision: {d.decision.upper()}[/] — " + "; ".join(d.reasons[:6]))
-    console.print(f"report: {result.run_dir}/report.html (total {result.timings_s['total']:.0f} s)")
-    raise typer.Exit(d.exit_code)

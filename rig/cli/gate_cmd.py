@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rig.catalog import load_eval_set
@@ -62,12 +63,12 @@ def _run_and_print(options: object, output: Output | None = None) -> int:
         for c in result.data.cases:
             style = VERDICT_STYLE[c.verdict.value]
             reps = "" if len(c.repeats) <= 1 else " " + "/".join(v.value for v in c.repeats)
-            table.add_row(c.record_id, c.module, c.name, f"[{style}]{c.verdict.value}[/]{reps}", c.reason[:90])
+            table.add_row(c.record_id, c.module, escape(c.name), f"[{style}]{c.verdict.value}[/]{reps}", escape(c.reason[:90]))
         console.print(table)
     colour = {"pass": "green", "fail": "red", "undecided": "yellow", "recorded": "blue"}[result.decision.decision]
     console.print(f"[bold {colour}]decision: {result.decision.decision.upper()}[/]")
     for reason in result.decision.reasons[:12]:
-        console.print(f"  • {reason}")
+        console.print(f"  • {escape(reason)}")
     console.print(f"reports: {result.run_dir}/report.html (also report.md, results.json, junit.xml)")
     return result.decision.exit_code
 

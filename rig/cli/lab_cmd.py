@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from rig.cli.console import console, fail, option_error
@@ -78,7 +79,7 @@ def run(
     for window in result.chaos_windows:
         console.print(f"window {window.get('step')} ({window.get('fault')}): T4 p50 shift "
                       f"{_delta(window.get('T4_shift_ms'))} ms inside, {_delta(window.get('T4_after_ms'))} ms after")
-    console.print(f"decision: {result.decision} — " + "; ".join(result.reasons[:4]))
+    console.print(f"decision: {result.decision} — " + escape("; ".join(result.reasons[:4])))
     console.print(f"lab: {result.out}/lab.json, run: {result.run_dir}/report.html")
     if any(not w.prefix for w in result.workers):
         raise typer.Exit(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rig.cli.console import Output, console, fail, live_progress
@@ -49,7 +50,7 @@ def load(options: LoadOptions, output: Output) -> None:
         console.print(table)
         console.print(error_headline(s))
         if s.client is not None and s.client.saturated:
-            console.print(f"[yellow]client saturated[/]: {s.client.why}", soft_wrap=True)
+            console.print(f"[yellow]client saturated[/]: {escape(s.client.why)}", soft_wrap=True)
         if s.replay is not None:
             console.print(replay_line(s))
         console.print(f"throughput {s.throughput_rps:.2f} runs/s, {s.requests} HTTP requests ({s.requests_per_s:.1f}/s), "
@@ -58,9 +59,9 @@ def load(options: LoadOptions, output: Output) -> None:
         checks = Table("", "threshold", "observed", title="thresholds")
         for c in s.thresholds:
             mark = "[green]✓[/]" if c.holds else "[red]✗[/]" if c.holds is False else "[yellow]?[/]"
-            checks.add_row(mark, c.text, c.shown)
+            checks.add_row(mark, escape(c.text), c.shown)
         console.print(checks)
-    console.print(f"decision: {result.decision.decision} — " + "; ".join(result.decision.reasons[:5]))
+    console.print(f"decision: {result.decision.decision} — " + escape("; ".join(result.decision.reasons[:5])))
     for w in s.chaos.windows if s and s.chaos and not quiet else []:
         extra = f", interrupted {w.interrupted}, lost {w.lost}, ready {w.ready_s} s" if w.via == "restart" else ""
         console.print(f"chaos {w.step} ({w.fault}): {w.runs_in_flight} runs in flight, recovery {w.recovery_s} s{extra}")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.quality.session import JudgeOptions, QualityOptions, run_quality
@@ -22,17 +22,10 @@ def quality(options: QualityOptions, judge: JudgeOptions) -> None:
     the run cannot decide. Judged dimensions (E1–E8, R2–R4) stay U until a judge scores the sheets.
     """
     options = options.model_copy(update={"judge": judge if judge.base_url else None})
-    with Progress(TextColumn("[bold]quality"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), console=console) as bar:
-        task = bar.add_task("starting", total=None)
-
-        def progress(text: str, n: int, total: int) -> None:
-            bar.update(task, description=text, completed=n, total=total or None)
-
+    with live_progress("quality", counts=True, every_s=5.0) as progress:
         try:
             result = run_quality(options, progress)
         except RigError as exc:
-            bar.stop()
             raise fail(exc) from None
     print_summary(result.summary)
     console.print(f"reports: {result.run_dir}/report.html, quality.json, judge/sheets.html")
@@ -48,4 +41,4 @@ def print_summary(summary: object) -> None:
                       ", ".join(m.below_bar[:5]) or "-")
     console.print(table)
     console.print("turn ends: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.states.items())))
-    console.print(f"decision: {summary.decision.decision} — " + "; ".join(summary.decision.reasons))
+    console.print(f"decision: {summary.decision.decision} — " + escape("; ".join(summary.decision.reasons)))

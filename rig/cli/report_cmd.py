@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from rig.cli.console import console, fail
 from rig.errors import RigError
@@ -27,7 +28,7 @@ def report(
     if finished.ended_early:
         console.print(f"[yellow]ended early[/]: last evidence at {finished.ended_early}")
     console.print(f"{finished.kind} decision: [bold]{finished.decision.decision}[/] — "
-                  + "; ".join(finished.decision.reasons[:5]))
+                  + escape("; ".join(finished.decision.reasons[:5])))
     for path in finished.outputs:
         console.print(f"  wrote {path}")
     raise typer.Exit(finished.decision.exit_code)

@@ -122,10 +122,10 @@ def judge_thresholds(summary: LoadSummary, policy: Policy) -> Decision:
     it observed (the client's own delay is in every timing it took), and says so."""
     client = summary.client
     if client is None or not client.saturated:
-        return decide_gate([], policy, observed_for_policy(summary))
+        return decide_gate([], policy, observed_for_policy(summary), judge_cases=False)
     timed = {t.key for t in policy.thresholds if is_tcode(t.metric)}
     observed = {k: (None if k in timed else v) for k, v in observed_for_policy(summary).items()}
-    decision = decide_gate([], policy, observed)
+    decision = decide_gate([], policy, observed, judge_cases=False)
     said = [f"threshold {c.text!r} observed {c.shown}, but the client was saturated: {client.why}"
             for c in summary.thresholds if c.key in timed]
     reasons = [r for r in decision.reasons if not any(f"no measurement of {k}" in r for k in timed)]

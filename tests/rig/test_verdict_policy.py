@@ -62,3 +62,18 @@ def test_nearest_rank_percentiles() -> None:
     assert (percentile(values, 50), percentile(values, 95), percentile(values, 99)) == (50.0, 95.0, 99.0)
     assert percentile([], 50) is None and summarize([]).count == 0
     assert summarize([3.0, 1.0, 2.0]).p50 == 2.0
+
+
+def test_a_policy_cannot_overclaim() -> None:
+    """A case that does not exist cannot be required or allowed; a required case that did not run leaves the
+    gate undecided (`required: all` means every case that ran)."""
+    with pytest.raises(ValueError, match="no case 999 in the eval set"):
+        Policy(required=[1, 2, 999])
+    with pytest.raises(ValueError, match="no case 0"):
+        Policy(allow_blocked={0: "why"})
+    ran = [CaseVerdict(case_id=1, verdict=Verdict.PASS)]
+    partial = decide_gate(ran, Policy(required=[1, 2]))
+    assert partial.decision == "undecided"
+    assert partial.reasons == ["case 2 is required by the policy and did not run (select it, or drop it from required)"]
+    assert decide_gate(ran, Policy()).decision == "pass"
+    assert decide_gate([], Policy(required=[1, 2]), judge_cases=False).decision == "pass"  # a load judges thresholds
