@@ -7,6 +7,7 @@ namespace the rig never uploads the same bytes twice (`known`: sha256 → the do
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from rig.adapters.ledger import LedgerEntry
 from rig.adapters.models import Auth, Document
 from rig.adapters.pace import RatePace
 from rig.clock import now_ns
-from rig.errors import CapabilityMissing, TargetHTTPError
+from rig.errors import CapabilityMissing, FixtureError, TargetHTTPError
 from rig.fixtures.manifest import CorpusFile, CorpusManifest
 
 
@@ -70,6 +71,12 @@ def upload_one(adapter: Adapter, auth: Auth, project_id: str, path: Path, entry:
     target (429, 503) is retried with a bounded back-off first. A duplicate (409) reuses the owner's document of that
     name in this project; where the duplicate key is the account's file name, the copy is sent again under a name
     of its own."""
+    sent = hashlib.sha256(path.read_bytes()).hexdigest()
+    if sent != entry.sha256:  # the rig's own bytes changed since the corpus was built: never the target's doing
+        raise FixtureError(f"{path} is not the corpus file the manifest names (sha256 {sent[:12]}…, manifest "
+                           f"{entry.sha256[:12]}…): the rig's fixture cache is corrupt, nothing was uploaded",
+                           fix=f"rig fixtures verify {path.parent}; delete that directory and run again (it is "
+                               "rebuilt, byte for byte)")
     if known is not None and entry.sha256 in known:
         return LoadedFile(entry, known[entry.sha256], now_ns(), upload_name=name,
                           reused="the same bytes were already uploaded by the rig into this shared namespace")

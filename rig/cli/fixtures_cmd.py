@@ -12,7 +12,7 @@ from rich.table import Table
 from rig.catalog import load_eval_set
 from rig.cli.console import console, fail, progress_bar
 from rig.errors import RigError
-from rig.fixtures import build_corpus, verify_corpus
+from rig.fixtures import build_corpus, corpus_dir, verify_corpus
 from rig.fixtures.spec import load_spec
 
 app = typer.Typer(help="Build and check the fixture corpus (28 eval-set papers + isolated variants).",
@@ -40,10 +40,11 @@ def build(out: Annotated[Path, typer.Option(help="Directory to write the corpus 
 
 
 @app.command("verify")
-def verify(directory: Annotated[Path, typer.Argument(help="A built corpus directory.")] = Path("fixtures/corpus")
+def verify(directory: Annotated[Path | None, typer.Argument(
+        help="A built corpus directory (default: the cache every command reads, by the corpus's digest).")] = None
            ) -> None:
     """Re-hash every file against manifest.json; exit 1 on any difference."""
-
+    directory = directory or corpus_dir()
     try:
         problems = verify_corpus(directory)
     except RigError as exc:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
+import pytest
 from pypdf import PdfReader
 
+from rig.adapters import WorkbenchAdapter
+from rig.adapters.models import Auth
 from rig.catalog import load_eval_set
-from rig.fixtures import build_corpus, read_manifest, verify_corpus
+from rig.corpus_load import upload_one
+from rig.errors import FixtureError
+from rig.fixtures import build_corpus, ensure_corpus, read_manifest, verify_corpus
 from tests.conftest import Corpus
 
 
@@ -68,3 +74,18 @@ def test_variants_carry_their_damage(corpus: Corpus) -> None:
     changed = corpus.directory / corpus.manifest.variant("P32-CHANGED").file
     assert quote not in _page_text(changed, 1)
     assert corpus.manifest.variant("P44-BROKEN").broken_pages == [2]
+
+
+def test_a_corrupted_cache_is_rebuilt_and_never_uploaded(tmp_path: Path, corpus: Corpus) -> None:
+    """The rig's own bytes are held against their manifest before anything is sent: a corrupted cache is rebuilt by
+    `ensure_corpus`, and a file whose bytes changed under a running setup stops the upload as the rig's fault."""
+    copy = tmp_path / "cache"
+    shutil.copytree(corpus.directory, copy)
+    entry = corpus.manifest.corpus[0]
+    (copy / entry.file).write_bytes(b"%PDF-1.4 not the corpus file")
+    _, manifest = ensure_corpus(copy)
+    assert verify_corpus(copy) == [] and manifest == corpus.manifest  # rebuilt, byte for byte
+    (copy / entry.file).write_bytes(b"%PDF-1.4 changed after the check")
+    adapter = WorkbenchAdapter("http://127.0.0.1:9")  # nothing listens: an upload attempt would be unreachable
+    with pytest.raises(FixtureError, match="the rig's fixture cache is corrupt, nothing was uploaded"):
+        upload_one(adapter, Auth(token="t", user_id="u", username="a"), "p", copy / entry.file, entry, "x.pdf")
