@@ -7,9 +7,9 @@ Authorization headers are never kept.
 
 from __future__ import annotations
 
-import gzip
 import json
 import threading
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -136,9 +136,9 @@ class OtlpReceiver:
                 if path not in PATHS:
                     self.send_error(404)
                     return
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if self.headers.get("content-encoding") == "gzip":
-                    body = gzip.decompress(body)
+                body = _export_body(self)
+                if body is None:
+                    return
                 ctype = self.headers.get("content-type", "application/x-protobuf")
                 try:
                     spans = decode(body, ctype, path)
@@ -217,3 +217,27 @@ def start_receiver(listen: str | None) -> OtlpReceiver:
     except OSError as exc:
         raise ConfigError(f"cannot listen for spans on {listen}: {exc.strerror or exc}",
                           fix="pick a free port, or an address of this machine") from None
+
+
+MAX_EXPORT_BYTES = 16 * 2**20  # one export request, sent or unpacked: larger is refused 413 (OTLP exporters batch far less)
+
+
+def _export_body(handler: BaseHTTPRequestHandler) -> bytes | None:
+    """An export request's body, unpacked when gzipped; past `MAX_EXPORT_BYTES` either way it is refused 413 (None):
+    a 400 KB gzip of zeros must not become 400 MiB in the rig's memory."""
+    length = int(handler.headers.get("content-length") or 0)
+    if length > MAX_EXPORT_BYTES:
+        handler.send_error(413, f"an OTLP export of {length} bytes is past the receiver's {MAX_EXPORT_BYTES}")
+        return None
+    body = handler.rfile.read(length)
+    if handler.headers.get("content-encoding") == "gzip":
+        unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            body = unpack.decompress(body, MAX_EXPORT_BYTES + 1)
+        except zlib.error as exc:
+            handler.send_error(400, f"cannot unpack the gzip body: {exc}")
+            return None
+        if len(body) > MAX_EXPORT_BYTES or unpack.unconsumed_tail:
+            handler.send_error(413, f"an OTLP export unpacks past the receiver's {MAX_EXPORT_BYTES} bytes")
+            return None
+    return body
