@@ -6,6 +6,7 @@ named by `*_env` fields (a literal value is accepted, but a warning is printed a
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from rig.measure.sse import MAX_EVENT_BYTES
 from rig.yamlfile import load_yaml_model
 
 HTTP_ADAPTER = "rig.adapters.http:HttpAdapter"
+
+LOG = logging.getLogger("rig.config")
 
 
 class _Strict(BaseModel):
@@ -138,6 +141,12 @@ class RigConfig(_Strict):
 
 
 def load_config(path: Path) -> RigConfig:
-    """Read and validate a rig.yaml; errors name the field and the fix."""
-    return load_yaml_model(path, RigConfig, what="config", flag="--config",
-                           shape_fix="see docs/rig.example.yaml for the expected shape", extends=True)
+    """Read and validate a rig.yaml; errors name the field and the fix; a password written in the file is warned
+    about (it is accepted, and redacted from everything the rig writes)."""
+    config = load_yaml_model(path, RigConfig, what="config", flag="--config",
+                             shape_fix="see docs/rig.example.yaml for the expected shape", extends=True)
+    for key, account in config.accounts.items():
+        if account.password:
+            LOG.warning("warning: %s: accounts.%s.password is written in the file; prefer password_env (the "
+                        "environment variable holding it) — the value is redacted from every output", path, key)
+    return config

@@ -77,3 +77,13 @@ def test_the_commands_exit_2_naming_the_key(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert "unknown key target.adaptr (did you mean target.adapter?)" in " ".join((done.stdout + done.stderr).split())
+
+
+def test_a_password_written_in_the_file_is_accepted_with_a_warning(tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    literal = GOOD.replace("{username: a, password_env: RIG_TEST_A}", "{username: a, password: hunter2}")
+    with caplog.at_level("WARNING", logger="rig.config"):
+        config = load_config(_write(tmp_path, literal))
+    assert config.accounts["a"].resolve_password() == "hunter2"
+    [warned] = [r.getMessage() for r in caplog.records]
+    assert "accounts.a.password is written in the file; prefer password_env" in warned and "hunter2" not in warned

@@ -51,3 +51,10 @@ def test_every_kind_of_run_gets_its_directory_one_way(tmp_path: Path) -> None:
         run_directory("demo", out=demo, reports_root=tmp_path, marks=("report.html", "load"))
     assert run_directory("demo", out=None, reports_root=tmp_path, resume=demo, marks=("load",)) == demo
     release(demo)
+
+
+def test_a_directory_with_other_files_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is not empty and holds no run"):
+        run_directory("gate", out=tmp_path, reports_root=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
