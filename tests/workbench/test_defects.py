@@ -15,7 +15,7 @@ import pytest
 
 from rig.adapters.models import CheckpointEvent, RunDetail, TokenEvent
 from rig.corpus_load import load_corpus
-from rig.errors import TargetHTTPError
+from rig.errors import TargetHTTPError, TargetProtocolError
 from rig.target.embedded import EmbeddedWorkbench
 from rig.waiting import wait_until
 from tests.conftest import CHAOS_TOKEN, Corpus, LiveWorkbench
@@ -562,6 +562,28 @@ def _(wb: LiveWorkbench) -> bool:
     return states.count("completed") == 20
 
 
+def _stream_ends_whole(wb: LiveWorkbench) -> bool:
+    """A run's stream reaches its end within 20,000 events, every event within the reader's cap."""
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？")
+    events = wb.adapter.events(wb.auth_a, sub.run_id)
+    try:
+        for n, event in enumerate(events):
+            if event.event in ("done", "error"):
+                return True
+            if n > 20_000:
+                return False
+    except TargetProtocolError:  # an event or a line past the cap
+        return False
+    finally:
+        events.close()
+    return False
+
+
+for _hostile in ("answer_never_ends", "giant_event", "no_line_end"):  # the load-path defects: the stream itself
+    probe(_hostile)(_stream_ends_whole)
+
+
 def test_every_seeded_defect_has_a_probe() -> None:
     assert set(PROBES) == set(DEFECTS)
 
@@ -569,8 +591,8 @@ def test_every_seeded_defect_has_a_probe() -> None:
 def test_every_defect_of_a_case_has_its_guarding_case() -> None:
     from rig.selftest import GUARDS
 
-    load_runs = {"flaky_runs", "memory_per_stream", "fd_per_turn", "stop_race_slot", "t4_per_turn"}  # caught by
-    # load runs (error_rate.steady, soak)
+    load_runs = {"flaky_runs", "memory_per_stream", "fd_per_turn", "stop_race_slot", "t4_per_turn",  # caught by
+                 "answer_never_ends", "giant_event", "no_line_end"}  # load runs (error_rate.steady, soak, hostile)
     assert set(GUARDS) == set(DEFECTS) - load_runs
 
 
