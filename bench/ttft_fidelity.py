@@ -13,6 +13,8 @@ own so their CPU is apart. Every request is matched to the server's log by the c
 - ITL error: the client's mean gap between pieces after the first, minus the server's;
 - CPU µs per token and per stream (the Locust process's rusage over its run), and the client's loop lag p95.
 
+Requests sent in the first `--warmup` seconds (every user spawning at once) are left out of the errors.
+
 Ratios are against the bare reader of the same level, in this invocation. Goals (issue 42, 2 cores, 100 streams,
 64 tokens at 10 ms): rig TTFT error p50 ≤ 15 ms and p99 ≤ 150 ms; rig CPU per token ≤ 1.2× the bare reader's.
 """
@@ -54,12 +56,15 @@ BODY = {"model": "mock", "stream": True, "stream_options": {"include_usage": Tru
 ID = re.compile(rb'"id": "([^"]+)"')
 
 
+CONFIG = load_config(Path(os.environ["BENCH_CONFIG"])) if os.environ.get("BENCH_CONFIG") else None
+
+
 class RigReader(FastHttpUser):
     """The rig's path: the target described in YAML, the HTTP adapter on Locust's client."""
     wait_time = constant(0)
     network_timeout = 120.0
     def on_start(self):
-        config = load_config(Path(os.environ["BENCH_CONFIG"]))
+        config = CONFIG
         self.adapter = load_adapter_class(config.target.adapter).connect(
             self.host, transport=LocustTransport(self.client), options=config.target.adapter_options())
         self.auth = self.adapter.login("bench", os.environ["RIG_OPENAI_KEY"])
@@ -162,12 +167,14 @@ def _run(reader: str, level: int, seconds: int, url: str, config: Path, lf: Path
     return dict(json.loads(out.read_text()))
 
 
-def _errors(rows: list[list[object]], served: dict[str, dict[str, object]]) -> dict[str, float]:
-    """Per matched request: TTFT and ITL of the client minus the server's, in ms, and the tokens read."""
+def _errors(rows: list[list[object]], served: dict[str, dict[str, object]], warmup_s: float) -> dict[str, float]:
+    """Per matched request sent after the warm-up (every user started, connections open): TTFT and ITL of the client
+    minus the server's, in ms, and the tokens read."""
     ttft, itl, tokens = [], [], 0
+    t0 = min((float(r[1]) for r in rows), default=0.0)  # type: ignore[arg-type]
     for rid, submit, first, last, n in rows:
         s = served.get(str(rid))
-        if s is None:
+        if s is None or float(submit) < t0 + warmup_s * 1000:  # type: ignore[arg-type]
             continue
         sent = [t / 1e6 for t in s["sent_ns"]]  # type: ignore[union-attr]
         ttft.append((float(first) - float(submit)) - (sent[0] - float(s["took_ns"]) / 1e6))  # type: ignore[arg-type]
@@ -186,6 +193,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--delay-ms", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds from the first send left out (spawning)")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -202,7 +210,7 @@ def main() -> None:
                 for reader in ("rig", "bare"):
                     got = _run(reader, level, args.seconds, url, config, lf, tmp / f"{reader}-{level}.json")
                     served = {d["id"]: d for d in map(json.loads, log.read_text().splitlines())}
-                    row = _errors(got["rows"], served)  # type: ignore[arg-type]
+                    row = _errors(got["rows"], served, args.warmup)  # type: ignore[arg-type]
                     if not row:
                         print(f"{level:>4} streams, {reader:>4}: no matched run")
                         continue

@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -67,19 +68,49 @@ DECLARED_ONLY = (*RECORD_FIELDS, "document_hashes", "page_counts", "ingest_stage
                  "citation_pages", "attachments", "model_config_keys")
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """A description, validated and compiled (operations, their readers, the stream's rules): the same for every
+    adapter of it, so a load's users share one (compiling per user cost each new user tens of ms)."""
+
+    spec: HttpSpec
+    ops: dict[str, Operation]
+    readers: dict[str, OperationReader]
+    stream: StreamSpec | None
+    sorter: EventSorter | None
+
+    @classmethod
+    def of(cls, spec: HttpSpec) -> _Compiled:
+        ops = spec.operations()
+        stream = spec.stream_spec()
+        return cls(spec, ops, {name: OperationReader(op) for name, op in ops.items()}, stream,
+                   EventSorter(stream) if stream is not None else None)
+
+
+_COMPILED: dict[bytes, _Compiled] = {}
+
+
+def _compiled(http: dict[str, Any]) -> _Compiled:
+    """The compiled description of a `target.http` mapping, once per process per description."""
+    key = orjson.dumps(http, option=orjson.OPT_SORT_KEYS, default=str)
+    if key not in _COMPILED:
+        _COMPILED[key] = _Compiled.of(validate_model(http, HttpSpec, where="target.http", fix=SPEC_FIX))
+    return _COMPILED[key]
+
+
 class HttpAdapter(Adapter):
     """A target described by `target.http` (an `HttpSpec`, or its mapping as rig.yaml holds it)."""
 
     def __init__(self, base_url: str, *, http: HttpSpec | dict[str, Any], chaos_token: str | None = None,
                  transport: Transport | None = None, timeout_s: float = 30.0, stream_timeout_s: float = 120.0) -> None:
         super().__init__(base_url, transport=transport, timeout_s=timeout_s)
-        self.spec = http if isinstance(http, HttpSpec) else validate_model(http, HttpSpec, where="target.http",
-                                                                           fix=SPEC_FIX)
+        compiled = _compiled(http) if isinstance(http, dict) else _Compiled.of(http)
+        self.spec = compiled.spec
         self.stream_timeout_s = stream_timeout_s
-        self._ops = self.spec.operations()
-        self._readers = {name: OperationReader(op) for name, op in self._ops.items()}
-        self._stream: StreamSpec | None = self.spec.stream_spec()
-        self._sorter = EventSorter(self._stream) if self._stream is not None else None
+        self._ops = compiled.ops
+        self._readers = compiled.readers
+        self._stream: StreamSpec | None = compiled.stream
+        self._sorter = compiled.sorter
         self._sessions: dict[str, dict[str, Any]] = {}  # session id → what later requests may name (project, scope)
         self._run_sessions: dict[str, str] = {}  # run id → its session
         self._run_values: dict[str, dict[str, Any]] = {}  # run id → the variables of the question that started it
