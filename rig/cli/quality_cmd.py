@@ -6,15 +6,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import console, fail, live_progress
+from rig.cli.console import Output, console, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.quality.session import JudgeOptions, QualityOptions, run_quality
 from rig.results.quality import QualitySummary
+from rig.results.summary import RunSummary
 
 
 @grouped
-def quality(options: QualityOptions, judge: JudgeOptions) -> None:
+def quality(options: QualityOptions, judge: JudgeOptions, output: Output) -> None:
     """Run the quality workload: expert, user and adversarial case-turns, each in the way its case says.
 
     Writes quality.json, report.html and judge/sheets.{html,csv,json} into the run directory. Exit 0 when
@@ -22,14 +23,22 @@ def quality(options: QualityOptions, judge: JudgeOptions) -> None:
     the run cannot decide. Judged dimensions (E1–E8, R2–R4) stay U until a judge scores the sheets.
     """
     options = options.model_copy(update={"judge": judge if judge.base_url else None})
-    with live_progress("quality", counts=True, every_s=5.0) as progress:
+    with live_progress("quality", counts=True, every_s=5.0, quiet=output.quiet or output.json_out) as progress:
         try:
             result = run_quality(options, progress)
         except RigError as exc:
             raise fail(exc) from None
-    print_summary(result.summary)
-    console.print(f"reports: {result.run_dir}/report.html, quality.json, judge/sheets.html")
-    raise typer.Exit(result.decision.exit_code)
+    d = result.decision
+    if output.json_out:
+        print(RunSummary(kind="quality", decision=d.decision, exit_code=d.exit_code, reasons=d.reasons,
+                         run_dir=result.run_dir).model_dump_json(indent=2))
+        raise typer.Exit(d.exit_code)
+    if output.quiet:
+        console.print(f"decision: {d.decision} — " + escape("; ".join(d.reasons)))
+    else:
+        print_summary(result.summary)
+        console.print(f"reports: {result.run_dir}/report.html, quality.json, judge/sheets.html")
+    raise typer.Exit(d.exit_code)
 
 
 def print_summary(summary: object) -> None:
