@@ -43,12 +43,18 @@ def run_directory(kind: str, *, out: Path | None, reports_root: Path, resume: Pa
     if any((run_dir / m).exists() for m in marks):
         raise ConfigError(f"{run_dir} already holds a run",
                           fix="pass a new --out directory" + (", or --resume it" if kind in RESUMABLE else ""))
-    if run_dir.is_dir() and any(not p.name.startswith(".") for p in run_dir.iterdir()):
+    if run_dir.is_dir() and any(_foreign(p) for p in run_dir.iterdir()):
         raise ConfigError(f"{run_dir} is not empty and holds no run: the run's files would mix with what is there",
                           fix="pass a new or empty --out directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     hold(run_dir)
     return run_dir
+
+
+def _foreign(path: Path) -> bool:
+    """A file a new run would mix with: anything but a hidden file or a log (a wrapper's `--out X > X/run.log`, a
+    host's log beside the worker it runs)."""
+    return not (path.name.startswith(".") or path.suffix == ".log")
 
 
 def written_kind(run_dir: Path) -> str | None:

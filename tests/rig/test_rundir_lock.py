@@ -58,3 +58,7 @@ def test_a_directory_with_other_files_is_refused_before_anything_is_written(tmp_
     with pytest.raises(ConfigError, match="is not empty and holds no run"):
         run_directory("gate", out=tmp_path, reports_root=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    (tmp_path / "notes.txt").unlink()
+    (tmp_path / "run.log").write_text("a wrapper's log, written before the run began", encoding="utf-8")
+    assert run_directory("gate", out=tmp_path, reports_root=tmp_path) == tmp_path  # a log is not another run's file
+    release(tmp_path)
