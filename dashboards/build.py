@@ -56,7 +56,7 @@ DASHBOARDS: dict[str, tuple[str, list[Panel]]] = {
         ("Send lag p50 / p99 (open loop)", "s", [
             ("p50", "histogram_quantile(0.5, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))"),
             ("p99", "histogram_quantile(0.99, sum by (le) (rate(rig_send_lag_seconds_bucket[1m])))")]),
-        ("Target CPU (cores busy)", "short", [("cpu cores busy", "rig_target_cpu_ratio")]),
+        ("Target CPU (cores busy)", "short", [("cpu cores busy", "rig_target_cpu_cores")]),
         ("Target memory", "bytes", [("resident", "rig_target_memory_bytes")]),
         ("Target HTTP requests per second by status", "reqps",
          [("{{status}}", "sum by (status) (rate(workbench_http_requests_total[1m]))")]),

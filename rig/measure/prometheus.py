@@ -49,7 +49,7 @@ class RigMetrics:
         self.output_tokens = Histogram("rig_gen_ai_output_tokens", "Output tokens of a completed run (reported by "
                                        "the target, else counted as pieces)", ["scenario", "source"], registry=r,
                                        buckets=TOKEN_BUCKETS)
-        self.target_cpu = Gauge("rig_target_cpu_ratio", "Target CPU use (cores busy), sampled", registry=r)
+        self.target_cpu = Gauge("rig_target_cpu_cores", "Target CPU use (cores busy), sampled", registry=r)
         self.target_rss = Gauge("rig_target_memory_bytes", "Target resident memory, sampled", registry=r)
 
     def observe(self, m: Measure) -> None:
