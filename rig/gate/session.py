@@ -16,7 +16,7 @@ from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet
 from rig.clock import now_iso, parse_duration
 from rig.compare.baseline import resolve_baseline
-from rig.config import RigConfig, load_config
+from rig.config import RigConfig
 from rig.errors import BrowserUnavailable, ConfigError, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
@@ -33,6 +33,7 @@ from rig.report import build_report_data
 from rig.report.data import ReportData
 from rig.run import (
     Flag,
+    OnOptions,
     OutputChoice,
     PolicyChoice,
     PushChoice,
@@ -159,7 +160,7 @@ def run_gate(options: GateOptions, progress: Progress | None = None) -> GateResu
     return perform(GateRun(options, progress))
 
 
-class GateRun:
+class GateRun(OnOptions[GateOptions]):
     """`rig gate` on the run lifecycle: check the options, run the selected cases, decide."""
 
     kind = "gate"
@@ -174,23 +175,11 @@ class GateRun:
         self.setup_error: RigError | None = None
         self.done = 0
 
-    @property
-    def output(self) -> GateOptions:
-        return self.options
-
-    @property
-    def resume(self) -> Path | None:
-        return self.options.resume
 
     def prepare(self) -> RunManifest:
         """Config, policy, eval set, cases, baseline and the load to judge: all read before anything starts."""
         o = self.options
-        if o.target and not o.config:
-            raise ConfigError("--target needs --config rig.yaml (accounts, chaos token, restart command)",
-                              fix="write a rig.yaml (see docs/rig.example.yaml) and pass --config")
-        self.config = load_config(o.config) if o.config else None
-        if self.config and o.target:
-            self.config.target.url = o.target
+        self.config = o.rig_config()
         load_extensions()  # the installed plug-ins' `rig.events` listeners
         policy = load_policy(o.policy)
         self.eval_set = load_eval_set(o.eval_set)

@@ -19,10 +19,10 @@ from rig.browser.selectors import load_selectors
 from rig.browser.session import BrowserPlan, BrowserRunResult, drive_users
 from rig.catalog import eval_set_sha256
 from rig.clock import now_iso
-from rig.config import RigConfig, load_config
+from rig.config import RigConfig
 from rig.corpus_load import load_corpus
 from rig.fixtures import ensure_corpus
-from rig.run import EmbeddedChoice, Flag, OutputChoice, Run, TargetChoice, perform
+from rig.run import EmbeddedChoice, Flag, OnOptions, OutputChoice, Run, TargetChoice, perform
 from rig.runmanifest import RunManifest
 
 QUESTIONS = ["2.9%指什么？", "请查清买家保护与徽章关系并给依据。", "这篇论文的样本来自哪里？",
@@ -47,7 +47,7 @@ def run_browser(options: BrowserRunOptions) -> tuple[dict[str, object], BrowserR
     return perform(BrowserRun(options))
 
 
-class BrowserRun:
+class BrowserRun(OnOptions[BrowserRunOptions]):
     """`rig browser` on the run lifecycle: one account, a project with P32, one Chromium, the users."""
 
     kind = "browser"
@@ -57,20 +57,11 @@ class BrowserRun:
         self.config: RigConfig | None = None
         self.result: BrowserRunResult | None = None
 
-    @property
-    def output(self) -> BrowserRunOptions:
-        return self.options
-
-    @property
-    def resume(self) -> Path | None:
-        return None
 
     def prepare(self) -> RunManifest:
         """The selector map and the config, read before anything starts."""
         load_selectors(self.options.selectors)  # a bad map is a ConfigError before a browser starts
-        self.config = load_config(self.options.config) if self.options.config else None
-        if self.config and self.options.target:
-            self.config.target.url = self.options.target
+        self.config = self.options.rig_config()
         return RunManifest(kind="browser", started_at=now_iso(), eval_set_sha256=eval_set_sha256(),
                            defects=self.options.defects)
 

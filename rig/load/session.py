@@ -43,7 +43,7 @@ from rig.policy import Decision, Policy, load_policy
 from rig.ports import free_port
 from rig.redact import Redactor
 from rig.results.load import LoadSummary, observed_for_policy
-from rig.run import Run, perform
+from rig.run import OnOptions, Run, perform
 from rig.rundir import run_directory
 from rig.runmanifest import DecisionInputs, RunManifest
 from rig.target.session import Connection
@@ -104,7 +104,7 @@ class Driven:
     stop: StopSignal
 
 
-class LoadRun:
+class LoadRun(OnOptions[LoadOptions]):
     """`rig load` on the run lifecycle: the library set up, Locust driven for a bounded time, load.json decided."""
 
     kind = "load"
@@ -118,13 +118,6 @@ class LoadRun:
         self.ctx: LoadContext | None = None
         self.driven: Driven | None = None
 
-    @property
-    def output(self) -> LoadOptions:
-        return self.options
-
-    @property
-    def resume(self) -> Path | None:
-        return None
 
     def prepare(self) -> RunManifest:
         """Plug-ins, config, policy, the trace to replay and the baseline: a bad one stops here, before any load."""
@@ -134,14 +127,10 @@ class LoadRun:
             raise ConfigError("--chaos needs the chaos plug-in, which is not installed",
                               fix="install the rig with its chaos package (pip install -e .)")
         events.load_init.fire(options=o)
-        if o.target and not o.config:
-            raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
         if o.slots is not None and o.target:
             raise ConfigError("--slots sets the embedded workbench's run slots; an external target has its own",
                               fix="drop --slots, or run without --target")
-        self.config = load_config(o.config) if o.config else None
-        if self.config and o.target:
-            self.config.target.url = o.target
+        self.config = o.rig_config()
         self.policy = load_policy(o.policy)
         self.source = read_trace(o.replay) if o.replay else None
         if self.source is not None:

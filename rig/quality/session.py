@@ -17,8 +17,7 @@ from pydantic import BaseModel
 from rig.catalog import eval_set_sha256, load_eval_set
 from rig.catalog.models import EvalSet, QualityTurn
 from rig.clock import now_iso
-from rig.config import RigConfig, load_config
-from rig.errors import ConfigError
+from rig.config import RigConfig
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.interrupt import DEFAULT_GRACE_S, GraceExpired, graceful_stop
@@ -35,7 +34,7 @@ from rig.report.html import html_report
 from rig.report.quality_section import quality_section
 from rig.report.write import point_latest, write_reports
 from rig.results.quality import QualitySummary, TurnRecord
-from rig.run import Flag, OutputChoice, Resumable, Run, TargetChoice, TelemetryChoice, perform
+from rig.run import Flag, OnOptions, OutputChoice, Resumable, Run, TargetChoice, TelemetryChoice, perform
 from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
 from rig.verdict import Verdict
@@ -79,7 +78,7 @@ def run_quality(options: QualityOptions, progress: Progress | None = None) -> Qu
     return perform(QualityRun(options, progress))
 
 
-class QualityRun:
+class QualityRun(OnOptions[QualityOptions]):
     """`rig quality` on the run lifecycle: every case's turns in the way its case says, then the metrics."""
 
     kind = "quality"
@@ -92,22 +91,11 @@ class QualityRun:
         self.cases: list[QualityCase] = []
         self.done = 0
 
-    @property
-    def output(self) -> QualityOptions:
-        return self.options
-
-    @property
-    def resume(self) -> Path | None:
-        return self.options.resume
 
     def prepare(self) -> RunManifest:
         """Config, eval set and the chosen cases, read before anything starts."""
         o = self.options
-        if o.target and not o.config:
-            raise ConfigError("--target needs --config rig.yaml (accounts)", fix="see docs/rig.example.yaml")
-        self.config = load_config(o.config) if o.config else None
-        if self.config and o.target:
-            self.config.target.url = o.target
+        self.config = o.rig_config()
         load_extensions()  # the installed plug-ins' `rig.events` listeners
         self.eval_set = load_eval_set(o.eval_set)
         self.cases = plan_cases(self.eval_set, o.cases)

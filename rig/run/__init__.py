@@ -20,14 +20,15 @@ if TYPE_CHECKING:
         TargetChoice,
         TelemetryChoice,
     )
-    from rig.run.workload import Workload, perform
+    from rig.run.workload import OnOptions, Workload, perform
 
 _EXPORTS = {
     "Flag": "rig.run.flags", "ModelFlag": "rig.run.flags", "flag_names": "rig.run.flags",
     "model_flags": "rig.run.flags", "Run": "rig.run.lifecycle", "claim": "rig.run.lifecycle", "open_run": "rig.run.lifecycle",
     "rig_crash": "rig.run.lifecycle", "EmbeddedChoice": "rig.run.options", "OutputChoice": "rig.run.options",
     "PolicyChoice": "rig.run.options", "PushChoice": "rig.run.options", "Resumable": "rig.run.options",
-    "TargetChoice": "rig.run.options", "TelemetryChoice": "rig.run.options", "Workload": "rig.run.workload",
+    "TargetChoice": "rig.run.options", "TelemetryChoice": "rig.run.options",
+    "OnOptions": "rig.run.workload", "Workload": "rig.run.workload",
     "perform": "rig.run.workload",
 }
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Flag",
     "ModelFlag",
     "OutputChoice",
+    "OnOptions",
     "PolicyChoice",
     "PushChoice",
     "Resumable",

@@ -9,6 +9,8 @@ from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
 
+from rig.config import RigConfig, load_config
+from rig.errors import ConfigError
 from rig.run.flags import Flag
 
 
@@ -22,6 +24,17 @@ class TargetChoice(BaseModel):
     config: Annotated[Path | None, Flag("rig.yaml: the target's adapter, accounts (passwords from the environment), "
                                         "chaos token and restart command.")] = None
     defects: list[str] = Field(default_factory=list)  # the embedded workbench's seeded defects (self-validation)
+
+    def rig_config(self) -> RigConfig | None:
+        """The external target's rig.yaml, `--target` overriding its URL; None for the embedded workbench. A
+        `--target` without `--config` is a ConfigError (the rig would not know its adapter or accounts)."""
+        if self.target and not self.config:
+            raise ConfigError("--target needs --config rig.yaml (the target's adapter and accounts)",
+                              fix="write a rig.yaml (see docs/rig.example.yaml) and pass --config")
+        config = load_config(self.config) if self.config else None
+        if config is not None and self.target:
+            config.target.url = self.target
+        return config
 
 
 class EmbeddedChoice(BaseModel):

@@ -5,7 +5,7 @@ on one `open_run`, so a workload never sets up a run directory, store, tracer or
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from rig.run.lifecycle import Run, open_run
 from rig.run.options import OutputChoice
@@ -40,6 +40,23 @@ class Workload(Protocol[R_co]):
     def finish(self, run: Run) -> R_co:
         """Decide, write the reports, return the result."""
         ...
+
+
+OptionsT = TypeVar("OptionsT", bound=OutputChoice)
+
+
+class OnOptions(Generic[OptionsT]):
+    """A workload whose options model says where its run goes (`out`, and `resume` where it can continue one)."""
+
+    options: OptionsT
+
+    @property
+    def output(self) -> OutputChoice:
+        return self.options
+
+    @property
+    def resume(self) -> Path | None:
+        return getattr(self.options, "resume", None)
 
 
 def perform(workload: Workload[R_co]) -> R_co:
