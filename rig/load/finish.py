@@ -13,7 +13,7 @@ from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
 from rig.load.summary import load_summary
 from rig.measure import labels
-from rig.measure.tcodes import is_tcode
+from rig.measure.tcodes import PACE_CODES, is_tcode
 from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
 from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit
@@ -38,7 +38,7 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
     summary.thresholds = check(policy.thresholds, observed_for_policy(summary))
     if summary.client is not None and summary.client.saturated:  # a saturated client's timings cannot decide
         for c, t in zip(summary.thresholds, policy.thresholds, strict=True):
-            if is_tcode(t.metric):
+            if client_timed(t.metric):
                 c.holds = None
     (run_dir / "load.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     saved = store.meta("capacity")
@@ -123,15 +123,19 @@ def judge_thresholds(summary: LoadSummary, policy: Policy) -> Decision:
     client = summary.client
     if client is None or not client.saturated:
         return decide_gate([], policy, observed_for_policy(summary), judge_cases=False)
-    timed = {t.key for t in policy.thresholds if is_tcode(t.metric)}
-    observed = {k: (None if k in timed else v) for k, v in observed_for_policy(summary).items()}
-    decision = decide_gate([], policy, observed, judge_cases=False)
+    timed = {t.key for t in policy.thresholds if client_timed(t.metric)}
+    untimed = policy.model_copy(update={"thresholds": [t for t in policy.thresholds if t.key not in timed]})
+    decision = decide_gate([], untimed, observed_for_policy(summary), judge_cases=False)
     said = [f"threshold {c.text!r} observed {c.shown}, but the client was saturated: {client.why}"
             for c in summary.thresholds if c.key in timed]
-    reasons = [r for r in decision.reasons if not any(f"no measurement of {k}" in r for k in timed)]
     if decision.decision == "fail":
-        return Decision(decision="fail", reasons=[*reasons, *said])
-    return Decision(decision="undecided", reasons=[*said, *(r for r in reasons if decision.decision != "pass")])
+        return Decision(decision="fail", reasons=[*decision.reasons, *said])
+    return Decision(decision="undecided", reasons=[*said, *(decision.reasons if decision.decision != "pass" else [])])
+
+
+def client_timed(metric: str) -> bool:
+    """A metric the client's own clock measured (a T-code, ITL, TPOT): a saturated client's delay is in it."""
+    return is_tcode(metric) or metric in PACE_CODES
 
 
 def _nothing_delivered(summary: LoadSummary, policy: Policy) -> Decision:

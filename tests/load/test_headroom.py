@@ -73,3 +73,10 @@ def test_a_soak_timing_that_drifts_on_a_saturated_client_is_undecided_while_a_le
     calm = _summary(0.0, client_lag_ms=2.0)
     calm.soak = SoakAnalysis(warmup_s=1.0, hold_s=10.0, slopes=[slope("soak.T4_ms_per_turn")])
     assert _decide(calm)[0] == "fail"
+
+
+def test_the_answers_pace_is_a_timing_a_saturated_client_cannot_judge() -> None:
+    summary = _summary(0.0, client_lag_ms=120.0)
+    summary.t_codes["ITL"] = TCodeStats(code="ITL", source="client", **Summary(count=20, p50=9.0, p95=12.0).model_dump())
+    decision, reasons = _decide(summary, "ITL.p95 < 1ms")
+    assert decision == "undecided" and "'ITL.p95 < 1ms' observed 12 ms, but the client was saturated" in reasons[0]
