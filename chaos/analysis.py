@@ -12,7 +12,7 @@ from typing import Any
 
 from rig.evidence import EvidenceStore
 from rig.load import TERMINAL, RunView, run_views
-from rig.results import ChaosAnalysis, Retained
+from rig.results import ChaosAnalysis, Retained, Window
 from rig.stats import summarize
 
 
@@ -33,9 +33,9 @@ def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) 
     measures = store.measures()
     runs = run_views(measures)
     errors = [m for m in measures if m.case_id is None and m.code == "error" and m.ts_ms]
-    windows = [e["data"] for e in store.evidence(kind="chaos_window")]
-    windows.sort(key=lambda w: w.get("started_ms") or 0)
-    first_start = min((w["started_ms"] for w in windows if w.get("started_ms")), default=None)
+    windows = sorted((Window.model_validate(e.data) for e in store.evidence(kind="chaos_window")),
+                     key=lambda w: w.started_ms or 0)
+    first_start = min((w.started_ms for w in windows if w.started_ms), default=None)
     base = [r for r in runs.values() if first_start is None or r.end_ms < first_start]
     resumed_by_origin: dict[str, list[RunView]] = defaultdict(list)
     for r in runs.values():
@@ -43,18 +43,17 @@ def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) 
             resumed_by_origin[r.resumed_from].append(r)
     out = []
     for w in windows:
-        start, end = w.get("started_ms"), w.get("ended_ms")
+        start, end = w.started_ms, w.ended_ms
         if start is None or end is None:
             continue
         in_flight = [r for r in runs.values() if not r.resumed_from and r.submit_ms <= end and r.end_ms >= start]
         submitted = [r for r in runs.values() if start <= r.submit_ms <= end]
-        following = [w2["started_ms"] for w2 in windows if (w2.get("started_ms") or 0) > start]
+        following = [w2.started_ms for w2 in windows if w2.started_ms and w2.started_ms > start]
         after = [r for r in runs.values() if end < r.submit_ms and r.end_ms < min(following, default=float("inf"))]
         entry: dict[str, Any] = {
-            "step": w["step"], "fault": f"{w['via']} {w['point']}/{w['mode']}", "via": w["via"],
+            "step": w.step, "fault": f"{w.via} {w.point}/{w.mode}", "via": w.via,
             "started_ms": start, "ended_ms": end, "seconds": round((end - start) / 1000, 3),
-            "error": w.get("error"), "applied": w.get("applied"), "rolled_back": w.get("rolled_back"),
-            "trace_id": w.get("trace_id"),
+            "error": w.error, "applied": w.applied, "rolled_back": w.rolled_back, "trace_id": w.trace_id,
             "runs_in_flight": len(in_flight),
             "ends_in_window": dict(Counter(r.end or "unknown" for r in in_flight)),
             "errors_in_window": dict(Counter(m.label or "unknown" for m in errors if start <= (m.ts_ms or 0) <= end)),
@@ -67,7 +66,7 @@ def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) 
             "T4_after_ms": _shift([r.t4_ms for r in after if r.t4_ms is not None],
                                   [r.t4_ms for r in base if r.t4_ms is not None]),
         }
-        if w["via"] == "restart":
+        if w.via == "restart":
             later = sorted((r for r in runs.values() if r.completed and r.submit_ms >= start and r.end_ms > end),
                            key=lambda r: r.end_ms)
             interrupted = [r for r in in_flight if r.server_end == "interrupted/server_restart"]
@@ -75,7 +74,7 @@ def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) 
                                                            or r.server_end.split("/")[0] not in TERMINAL)]
             resumed = [(o.run_id, n) for o in interrupted for n in resumed_by_origin.get(o.run_id, [])]
             entry.update({
-                "ready_s": (w.get("applied") or {}).get("ready_s"),
+                "ready_s": w.applied.get("ready_s"),
                 "recovery_s": round((later[0].end_ms - start) / 1000, 3) if later else None,
                 "first_good_run": later[0].run_id if later else None,
                 "interrupted": len(interrupted), "interrupted_runs": [r.run_id for r in interrupted],
@@ -85,16 +84,16 @@ def analyse(store: EvidenceStore, retention: dict[str, Retained] | None = None) 
                 "resumed": [{"from": old, "run": new.run_id, "end": new.end} for old, new in resumed],
             })
             if retention is not None:
-                entry["committed"] = retention.get(w["step"])
+                entry["committed"] = retention.get(w.step)
         else:
             later = sorted((r for r in runs.values() if r.completed and r.submit_ms >= end), key=lambda r: r.end_ms)
             entry["recovery_s"] = round((later[0].end_ms - end) / 1000, 3) if later else None
             entry["first_good_run"] = later[0].run_id if later else None
         out.append(entry)
-    hypothesis = {e["title"]: e["data"] for e in store.evidence(kind="chaos_hypothesis")}
+    hypothesis = {e.title: e.data for e in store.evidence(kind="chaos_hypothesis")}
     return ChaosAnalysis.model_validate({
         "windows": out, "hypothesis": hypothesis, "baseline_runs": len(base),
-        "rollbacks": [e["data"] for e in store.evidence(kind="chaos_rollbacks")]})
+        "rollbacks": [e.data for e in store.evidence(kind="chaos_rollbacks")]})
 
 
 def committed_messages(store: EvidenceStore, before_ms: float) -> list[tuple[str, str, str]]:

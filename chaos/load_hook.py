@@ -21,7 +21,7 @@ from rig import events
 from rig.errors import RigError
 from rig.load import LoadContext, LoadOptions
 from rig.ports import free_port
-from rig.results import LoadSummary, Retained
+from rig.results import LoadSummary, Retained, Window
 from rig.telemetry import RigTracer, configured_endpoints, noop_tracer
 
 
@@ -65,13 +65,13 @@ class ChaosLoad:
         """Check committed answers survived each restart, derive the per-window analysis, push the counters."""
         retention: dict[str, Retained] = {}
         for e in ctx.store.evidence(kind="chaos_window"):
-            w = e["data"]
-            if w["via"] == "restart" and w.get("started_ms"):
-                committed = committed_messages(ctx.store, w["started_ms"])
+            w = Window.model_validate(e.data)
+            if w.via == "restart" and w.started_ms:
+                committed = committed_messages(ctx.store, w.started_ms)
                 try:
-                    retention[w["step"]] = check_retained(ctx.adapter, ctx.passwords, committed)
+                    retention[w.step] = check_retained(ctx.adapter, ctx.passwords, committed)
                 except RigError as exc:
-                    retention[w["step"]] = Retained(checked=len(committed), error=str(exc))
+                    retention[w.step] = Retained(checked=len(committed), error=str(exc))
         chaos = analyse(ctx.store, retention)
         chaos.metrics_url = ctx.store.meta("chaos_metrics")
         summary.chaos = chaos

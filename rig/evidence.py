@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from rig import events
 from rig.errors import EvidenceError
+from rig.jsonvalue import JsonObject
 from rig.measure.events import Measure
 from rig.redact import Redactor
 from rig.verdict import Item, Verdict
@@ -61,6 +62,53 @@ class CaseRow(BaseModel):
     started_ms: float | None
     ended_ms: float | None
     trace_id: str | None = None  # the case span's trace (rig and target spans)
+
+
+class EvidenceRow(BaseModel):
+    """One piece of evidence as the store keeps it."""
+
+    id: int
+    rep: int | None
+    case_id: int | None
+    kind: str  # exchange, run, fixture, observation, screenshot … (its `data` is shaped by its kind)
+    title: str
+    data: JsonObject | list[Any] | str | int | float | bool | None  # what the step kept, redacted, shown unread
+    wall_ms: float
+
+
+class StoredRun(BaseModel):
+    """One run of the target as the store keeps it: the record's identity and end, with the record unread."""
+
+    run_id: str
+    rep: int | None
+    case_id: int | None
+    trace_id: str | None
+    state: str | None
+    end_reason: str | None
+    detail: JsonObject  # the run record as the adapter read it (RunDetail's JSON), kept for the report
+
+
+class StoredSpan(BaseModel):
+    """One span the rig received or made, as the store keeps it."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    service: str | None
+    scope: str | None
+    start_ns: int | None
+    end_ns: int | None
+    attributes: JsonObject  # the span's attributes as OTLP carried them (values: str, int, float, bool, lists)
+
+
+class SeriesPoint(BaseModel):
+    """One point of a stored time series (epoch ms, value)."""
+
+    name: str
+    ts_ms: float
+    value: float
+    labels: dict[str, str]
 
 
 class EvidenceStore:
@@ -140,20 +188,21 @@ class EvidenceStore:
             conn.executemany("INSERT INTO series(name, ts_ms, value, labels) VALUES(?,?,?,?)",
                              [(name, ts, v, text) for ts, v in points])
 
-    def series(self, name: str | None = None) -> list[dict[str, Any]]:
+    def series(self, name: str | None = None) -> list[SeriesPoint]:
         with self._lock:
-            rows = self._conn.execute("SELECT * FROM series WHERE (? IS NULL OR name=?) ORDER BY ts_ms",
-                                      (name, name)).fetchall()
-        return [{**dict(r), "labels": json.loads(r["labels"])} for r in rows]
+            rows = self._conn.execute("SELECT name, ts_ms, value, labels FROM series WHERE (? IS NULL OR name=?) "
+                                      "ORDER BY ts_ms", (name, name)).fetchall()
+        return [SeriesPoint(name=r["name"], ts_ms=r["ts_ms"], value=r["value"], labels=json.loads(r["labels"]))
+                for r in rows]
 
-    def add_run(self, rep: int | None, case_id: int | None, detail: dict[str, Any]) -> None:
+    def add_run(self, rep: int | None, case_id: int | None, detail: JsonObject) -> None:
         with self._tx() as conn:
             conn.execute("INSERT OR REPLACE INTO runs(run_id, rep, case_id, trace_id, state, end_reason, detail) "
                          "VALUES(?,?,?,?,?,?,?)", (detail["run_id"], rep, case_id, detail.get("trace_id"),
                                                    detail.get("state"), detail.get("end_reason"), self._json(detail)))
 
     def add_span(self, trace_id: str, span_id: str, parent: str | None, name: str, service: str, scope: str,
-                 start_ns: int, end_ns: int, attributes: dict[str, Any]) -> None:
+                 start_ns: int, end_ns: int, attributes: JsonObject) -> None:
         with self._tx() as conn:
             conn.execute("INSERT OR REPLACE INTO spans(trace_id, span_id, parent_span_id, name, service, scope, "
                          "start_ns, end_ns, attributes) VALUES(?,?,?,?,?,?,?,?,?)",
@@ -199,12 +248,12 @@ class EvidenceStore:
                      evidence_ids=json.loads(r["evidence_ids"])) for r in rows]
 
     def evidence(self, rep: int | None = None, case_id: int | None = None, kind: str | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[EvidenceRow]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT * FROM evidence WHERE (? IS NULL OR rep=?) AND (? IS NULL OR case_id=?) AND (? IS NULL OR kind=?) "
                 "ORDER BY id", (rep, rep, case_id, case_id, kind, kind)).fetchall()
-        return [{**dict(r), "data": json.loads(r["data"])} for r in rows]
+        return [EvidenceRow.model_validate({**dict(r), "data": json.loads(r["data"])}) for r in rows]
 
     def measures(self, code: str | None = None) -> list[Measure]:
         with self._lock:
@@ -212,16 +261,16 @@ class EvidenceStore:
                                       (code, code)).fetchall()
         return [Measure.model_validate(dict(r)) for r in rows]
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[StoredRun]:
         with self._lock:
             rows = self._conn.execute("SELECT * FROM runs ORDER BY rowid").fetchall()
-        return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+        return [StoredRun.model_validate({**dict(r), "detail": json.loads(r["detail"])}) for r in rows]
 
-    def spans(self, trace_id: str | None = None) -> list[dict[str, Any]]:
+    def spans(self, trace_id: str | None = None) -> list[StoredSpan]:
         with self._lock:
             rows = self._conn.execute("SELECT * FROM spans WHERE (? IS NULL OR trace_id=?) ORDER BY start_ns",
                                       (trace_id, trace_id)).fetchall()
-        return [{**dict(r), "attributes": json.loads(r["attributes"])} for r in rows]
+        return [StoredSpan.model_validate({**dict(r), "attributes": json.loads(r["attributes"])}) for r in rows]
 
     def close(self) -> None:
         with self._lock:

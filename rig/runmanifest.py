@@ -25,14 +25,28 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def machine() -> dict[str, Any]:
+class Machine(BaseModel):
+    """The machine a run ran on, as far as the rig can read it."""
+
+    cores: int | None = None
+    memory_gib: float | None = None
+    os: str | None = None
+    python: str | None = None
+
+    def describe(self) -> str:
+        """One line: `2 cores, 23.5 GiB, Linux-6.1…, Python 3.11.2`."""
+        return f"{self.cores} cores, {self.memory_gib} GiB, {self.os}, Python {self.python}"
+
+
+def machine() -> Machine:
+    """This machine: its cores, memory (from /proc/meminfo where there is one), OS and Python."""
     mem = None
     try:
         with open("/proc/meminfo") as fh:
             mem = round(int(fh.readline().split()[1]) / 1024 / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
-    return {"cores": os.cpu_count(), "memory_gib": mem, "os": platform.platform(), "python": sys.version.split()[0]}
+    return Machine(cores=os.cpu_count(), memory_gib=mem, os=platform.platform(), python=sys.version.split()[0])
 
 
 class DecisionInputs(BaseModel):
@@ -63,7 +77,7 @@ class RunManifest(BaseModel):
     cases: list[int] | None = None  # the gate's selected case ids (a resume runs the same ones)
     repeat: int = 1  # the gate's repetitions of each case
     replay: dict[str, Any] | None = None  # `rig load --replay`: the trace's file, sha256, format, speed, window
-    machine: dict[str, Any] = Field(default_factory=machine)
+    machine: Machine = Field(default_factory=machine)
     started_at: str | None = None
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)

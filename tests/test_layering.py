@@ -50,7 +50,7 @@ def test_the_check_sees_a_nested_import(tmp_path: Path) -> None:
 # rig's layers, lowest first; a unit (a sub-package, or a top-level module) imports only units of lower layers.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("clock", "stats", "yamlfile", "redact", "rundir", "ports", "lifeline", "waiting", "plugins", "interrupt",
+    ("clock", "jsonvalue", "stats", "yamlfile", "redact", "rundir", "ports", "lifeline", "waiting", "plugins", "interrupt",
      "promtext", "pdftext", "events", "lazy"),
     ("catalog",),
     ("fixtures",),

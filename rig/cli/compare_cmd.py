@@ -11,7 +11,7 @@ from rich.table import Table
 
 from rig.cli.console import console, fail
 from rig.compare.history import History
-from rig.compare.model import CompareSettings
+from rig.compare.model import CompareResult, CompareSettings
 from rig.compare.push import push_compare
 from rig.compare.report import write_reports
 from rig.compare.runs import compare_dirs
@@ -31,12 +31,16 @@ def compare(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (a comparison is reproducible).")] = 0,
     pushgateway: Annotated[str | None, typer.Option(help="Push the decision and findings to this Pushgateway.")]
     = None,
+    anyway: Annotated[bool, typer.Option(
+        "--anyway", help="Compare runs whose offered load (users, arrival, rate, think time, mix, shape, answer "
+        "budget), chaos schedule or policy differ; each difference is stated as a caveat.")] = False,
 ) -> None:
     """Compare two runs: comparability first, then verdict changes, T-code shifts with bootstrap intervals,
     error and end-reason rates, tokens and cost, and throughput at equal offered load.
 
     Exit 0 no regression, 1 regressed (a verdict got worse, or a T-code or rate regressed), 2 not comparable
-    (different kind, eval set or corpus) or unreadable.
+    (different kind, eval set or corpus; or, unless --anyway, a different offered load, chaos schedule or policy) or
+    unreadable. A comparison that is not comparable writes nothing unless --out names where.
 
     With a trace file as BASE and a `rig load --replay` run as NEW, it reports the offered load's fidelity to
     its source instead: the arrival-time error and every session's turns in order (exit 0 faithful, 1 not, 2 not
@@ -46,11 +50,16 @@ def compare(
         _replay_fidelity(base, new, out)
         return
 
-    settings = CompareSettings(alpha=alpha, min_rel=min_rel, min_abs_ms=min_ms, seed=seed)
+    settings = CompareSettings(alpha=alpha, min_rel=min_rel, min_abs_ms=min_ms, seed=seed, anyway=anyway)
     try:
         result = compare_dirs(base, new, settings)
     except RigError as exc:
         raise fail(exc) from None
+    if result.decision == "not comparable" and out is None:  # nothing written into a run it could not compare
+        console.print("decision: [bold]not comparable[/] — " + escape("; ".join(result.reasons[:8])))
+        console.print("nothing written (pass --out DIR to keep the comparison; --anyway to compare a different "
+                      "offered load, chaos schedule or policy with caveats)")
+        raise typer.Exit(2)
     paths = write_reports(result, out or new / "compare")
     if pushgateway:
 
@@ -58,6 +67,14 @@ def compare(
             push_compare(pushgateway, result, new.resolve().name)
         except RigError as exc:
             raise fail(exc) from None
+    _print_parts(result)
+    console.print(f"decision: [bold]{result.decision}[/] — " + escape("; ".join(result.reasons[:6])))
+    console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
+    raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])
+
+
+def _print_parts(result: CompareResult) -> None:
+    """Each part's T-code shifts as a table, then its verdict changes."""
     for part in result.parts:
         table = Table("T-code", "source", "n", *[f"{s} base→new (call)" for s in ("p50", "p95", "p99")],
                       title=f"{part.part}: T-codes")
@@ -67,11 +84,8 @@ def compare(
                 for s in t.shifts])
         console.print(table)
         for v in part.verdict_changes:
-            console.print(f"  {v.case}{' / ' + v.item if v.item else ''}: {v.base} → {v.new}"
+            console.print(f"  {escape(v.case)}{' / ' + escape(v.item) if v.item else ''}: {v.base} → {v.new}"
                           + (" [red](worse)[/]" if v.worse else ""))
-    console.print(f"decision: [bold]{result.decision}[/] — " + escape("; ".join(result.reasons[:6])))
-    console.print(f"reports: {paths[2]} (also compare.md, compare.json)")
-    raise typer.Exit({"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision])
 
 
 def _replay_fidelity(trace: Path, run_dir: Path, out: Path | None) -> None:

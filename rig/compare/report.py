@@ -49,7 +49,9 @@ def markdown(result: CompareResult) -> str:
         lines += [f"| {r.name} | {r.base}/{r.base_runs} | {r.new}/{r.new_runs} | "
                   f"{'—' if r.p_value is None else f'{r.p_value:.3g}'} | {r.call} |" for r in part.rates]
         if part.throughput:
-            lines += ["", f"Throughput: {part.throughput}"]
+            tp = part.throughput
+            lines += ["", f"Throughput: {tp.base_rps} → {tp.new_rps} runs/s"
+                      + ("" if tp.comparable else f" — not comparable: {tp.why}")]
         if part.capacity:
             c = part.capacity
             lines += ["", "| capacity | held | broke | answer |", "|---|---|---|---|",
@@ -102,8 +104,8 @@ def page(result: CompareResult) -> str:
                              "—" if r.p_value is None else f"{r.p_value:.3g}", r.call] for r in part.rates]))
         if part.throughput:
             tp = part.throughput
-            body.append(f"<p>Throughput: {tp.get('base_rps')} → {tp.get('new_rps')} runs/s"
-                        + ("" if tp.get("comparable") else f" — not comparable: {esc(str(tp.get('why')))}") + "</p>")
+            body.append(f"<p>Throughput: {tp.base_rps} → {tp.new_rps} runs/s"
+                        + ("" if tp.comparable else f" — not comparable: {esc(tp.why)}") + "</p>")
     style = ("body{font:14px system-ui,sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;"
              "margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
              ".grid{display:flex;flex-wrap:wrap;gap:12px}.card{border:1px solid #e5e5e5;padding:8px;width:380px}"
@@ -188,4 +190,6 @@ def _n(value: float | None, unit: str = "") -> str:
 
 
 def _kind(d: Difference) -> str:
-    return "not comparable" if d.blocking else "environment only" if d.environment else ""
+    unit = f" ({d.unit})" if d.unit else ""
+    return ("not comparable" if d.blocking else "compared anyway: a caveat" if d.caveat
+            else "environment only" if d.environment else "") + unit

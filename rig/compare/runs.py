@@ -20,8 +20,10 @@ from rig.compare.model import (
     CompareSettings,
     Comparison,
     Difference,
+    OfferedLoad,
     RateComparison,
     TCodeComparison,
+    Throughput,
     VerdictChange,
 )
 from rig.compare.stats import call_shift, cliffs_delta, two_proportions
@@ -41,7 +43,9 @@ PARTS = ("gate", "load", "quality")
 STATS = ("p50", "p95", "p99")
 # Settings that make two runs incomparable, and those only listed (a new target version is the point).
 BLOCKING = ("kind", "eval_set_sha256", "corpus_digest")
-LISTED = ("target_version", "target_url", "adapter", "policy", "defects", "chaos_schedule", "machine")
+# Settings that decide what the target was asked to do: not comparable unless the user asks (`--anyway`).
+ASKED = ("chaos_schedule", "policy")
+LISTED = ("target_version", "target_url", "adapter", "defects", "machine")
 
 
 def compare_dirs(base: Path, new: Path, settings: CompareSettings | None = None) -> CompareResult:
@@ -49,17 +53,20 @@ def compare_dirs(base: Path, new: Path, settings: CompareSettings | None = None)
     settings = settings or CompareSettings()
     pairs = _parts(base, new)
     parts = [compare_part(name, b, n, settings) for name, b, n in pairs]
-    blocking = [f"{p.part}: {d.field} differs ({_short(d.base)} → {_short(d.new)})" for p in parts
-                for d in p.differences if d.blocking]
+    blocking = [f"{p.part}: {d.field} differs ({_short(d.base)} → {_short(d.new)}{' ' + d.unit if d.unit else ''})"
+                for p in parts for d in p.differences if d.blocking]
     blocking += [f"{p.part}: capacity not comparable: {p.capacity.why}" for p in parts
                  if p.capacity is not None and p.capacity.call == "not comparable"]
     if blocking:
         return CompareResult(base=str(base), new=str(new), settings=settings, decision="not comparable",
                              reasons=blocking, parts=parts)
     reasons = regressions(parts)
+    caveats = [f"{p.part}: compared anyway although {d.field} differs ({_short(d.base)} → {_short(d.new)}"
+               f"{' ' + d.unit if d.unit else ''})" for p in parts for d in p.differences if d.caveat]
     return CompareResult(base=str(base), new=str(new), settings=settings,
                          decision="regressed" if reasons else "no regression",
-                         reasons=reasons or ["no verdict got worse, no T-code or rate regressed"], parts=parts)
+                         reasons=(reasons or ["no verdict got worse, no T-code or rate regressed"]) + caveats,
+                         parts=parts)
 
 
 def regressions(parts: list[Comparison]) -> list[str]:
@@ -84,32 +91,40 @@ class RunFiles:
 
     path: Path
     manifest: RunManifest
-    plan: dict[str, Any]
+    offered: OfferedLoad | None  # a load run's offered load (None: not a load run)
     measures: list[Measure]
 
 
 def read_run(path: Path) -> RunFiles:
-    """A run directory's manifest, plan (with the run's own user and worker counts) and measures; the evidence
-    store is opened once."""
+    """A run directory's manifest, offered load (its plan with the run's own user and worker counts and stages)
+    and measures; the evidence store is opened once."""
     manifest = _manifest(path)
-    plan: dict[str, Any] = {}
+    plan: Any = None
     measures: list[Measure] = []
     if (path / "evidence.sqlite3").exists():
         store = EvidenceStore(path / "evidence.sqlite3")
         try:
-            plan, measures = dict(store.meta("plan") or {}), store.measures()
+            plan, measures = store.meta("plan"), store.measures()
         finally:
             store.close()
-    summary = _load_summary(path)
-    if summary is not None:  # the user and worker counts are the run's, not the plan's
-        plan.update(users=summary.users, workers=summary.workers, duration_s=summary.duration_s)
-    return RunFiles(path, manifest, plan, measures)
+    return RunFiles(path, manifest, _offered(plan, _load_summary(path)), measures)
+
+
+def _offered(plan: Any, summary: LoadSummary | None) -> OfferedLoad | None:
+    """The offered load from the plan the Locust processes read and load.json (the run's own counts and stages)."""
+    if not isinstance(plan, dict) and summary is None:
+        return None
+    offered = OfferedLoad.model_validate(plan if isinstance(plan, dict) else {})
+    if summary is not None:
+        offered.users, offered.workers, offered.duration_s = summary.users, summary.workers, summary.duration_s
+        offered.stages = [f"{(s.end_ms - s.start_ms) / 1000:g}:{s.to_users}" for s in summary.stages]
+    return offered
 
 
 def compare_part(name: str, base: Path, new: Path, settings: CompareSettings) -> Comparison:
     rb, rn = read_run(base), read_run(new)
     out = Comparison(part=name, base_dir=str(base), new_dir=str(new), kind=rn.manifest.kind)
-    out.differences = differences(rb, rn)
+    out.differences = differences(rb, rn, anyway=settings.anyway)
     if any(d.blocking for d in out.differences):
         return out
     out.verdict_changes = verdict_changes(base, new)
@@ -128,15 +143,21 @@ def compare_part(name: str, base: Path, new: Path, settings: CompareSettings) ->
     return out
 
 
-def differences(rb: RunFiles, rn: RunFiles) -> list[Difference]:
-    """Settings that differ, the blocking ones first (kind, eval set, corpus), then load shape and the rest."""
+def differences(rb: RunFiles, rn: RunFiles, *, anyway: bool = False) -> list[Difference]:
+    """Settings that differ: the blocking ones first (kind, eval set, corpus; then what the target was asked to do —
+    offered load, chaos schedule, policy — unless compared `anyway`, each then a caveat), then the rest."""
     mb, mn = rb.manifest, rn.manifest
     out = [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f), blocking=True)
            for f in BLOCKING if getattr(mb, f) != getattr(mn, f)]
-    pb, pn = rb.plan, rn.plan
-    for key in ("users", "arrival", "rate_per_s", "duration_s", "workers"):
-        if pb.get(key) != pn.get(key):
-            out.append(Difference(field=f"load.{key}", base=pb.get(key), new=pn.get(key)))
+    asked = [(f, getattr(mb, f), getattr(mn, f), "") for f in ASKED]
+    ob, on = rb.offered, rn.offered
+    if ob is not None and on is not None:
+        sb, sn = ob.comparable_settings(), on.comparable_settings()
+        asked += [(k, v, sn[k][0], unit) for k, (v, unit) in sb.items()]
+        out += [Difference(field=f"load.{k}", base=getattr(ob, k), new=getattr(on, k), unit=u)
+                for k, u in (("workers", ""), ("duration_s", "s")) if getattr(ob, k) != getattr(on, k)]
+    out += [Difference(field=f, base=b, new=n, unit=unit, blocking=not anyway, caveat=anyway)
+            for f, b, n, unit in asked if b != n]
     both_embedded = mb.target_embedded and mn.target_embedded
     out += [Difference(field=f, base=getattr(mb, f), new=getattr(mn, f),
                        environment=f == "machine" or (f == "target_url" and both_embedded)) for f in LISTED
@@ -227,22 +248,18 @@ def rate_changes(base: list[Measure], new: list[Measure], settings: CompareSetti
     return out
 
 
-def throughput(rb: RunFiles, rn: RunFiles) -> dict[str, Any] | None:
+def throughput(rb: RunFiles, rn: RunFiles) -> Throughput | None:
     """Completed runs per second, compared only at equal offered load (the same open-loop arrival rate)."""
     jb, jn = _load_summary(rb.path), _load_summary(rn.path)
-    if rb.manifest.kind != "load" or jb is None or jn is None:
+    pb, pn = rb.offered, rn.offered
+    if rb.manifest.kind != "load" or jb is None or jn is None or pb is None or pn is None:
         return None
-    pb, pn = rb.plan, rn.plan
-    row: dict[str, Any] = {"base_rps": jb.throughput_rps, "new_rps": jn.throughput_rps}
-    if pb.get("arrival") == "closed" or pn.get("arrival") == "closed":
-        row["comparable"] = False
-        row["why"] = "closed-loop runs: throughput follows the target's own speed, not an offered load"
-    elif (pb.get("arrival"), pb.get("rate_per_s")) != (pn.get("arrival"), pn.get("rate_per_s")):
-        row["comparable"] = False
-        row["why"] = (f"offered load differs: {pb.get('arrival')} {pb.get('rate_per_s')}/s vs "
-                      f"{pn.get('arrival')} {pn.get('rate_per_s')}/s")
-    else:
-        row["comparable"] = True
+    row = Throughput(base_rps=jb.throughput_rps, new_rps=jn.throughput_rps, comparable=True)
+    if "closed" in (pb.arrival, pn.arrival):
+        row.comparable, row.why = False, "closed-loop runs: throughput follows the target's own speed, not an offered load"
+    elif (pb.arrival, pb.rate_per_s) != (pn.arrival, pn.rate_per_s):
+        row.comparable = False
+        row.why = f"offered load differs: {pb.arrival} {pb.rate_per_s}/s vs {pn.arrival} {pn.rate_per_s}/s"
     return row
 
 

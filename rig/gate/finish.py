@@ -39,14 +39,14 @@ def finish_gate(run_dir: Path, store: EvidenceStore, manifest: RunManifest) -> t
     verdicts, flips = store_verdicts(store)
     extra = ended_reasons(manifest, store) + [f"case {v.case_id}: {v.reason}" for v in verdicts if v.case_id in flips]
     decision = decide_gate(verdicts, policy, observed_now, extra)
-    data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+    data = build_report_data(store, decision, manifest)
     write_reports(run_dir, data)
     if data.coverage is not None:  # the operations × actor × state matrix (docs/schemas/coverage.schema.json)
         (run_dir / "coverage.json").write_text(data.coverage.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if manifest.decision_inputs.baseline:  # compare reads this run's results.json: decide again once it is written
 
         decision = decide_with_baseline(decision, policy.baseline, Path(manifest.decision_inputs.baseline), run_dir)
-        data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+        data = build_report_data(store, decision, manifest)
         write_reports(run_dir, data)
     return decision, data
 

@@ -123,7 +123,7 @@ class GateResult:
         """A finished gate run rebuilt from its directory (evidence store and manifest), for `decision`."""
         store = EvidenceStore(run_dir / "evidence.sqlite3")
         try:
-            data = build_report_data(store, decision, read_manifest(run_dir).model_dump(mode="json"))
+            data = build_report_data(store, decision, read_manifest(run_dir))
         finally:
             store.close()
         return cls(decision, run_dir, data)

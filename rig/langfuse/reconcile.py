@@ -159,25 +159,25 @@ def pull(run_dir: Path, client: LangfuseClient, *, settle_s: float = 5.0, timeou
         raise ConfigError(f"{run_dir} holds no evidence.sqlite3", fix="pass the directory of a finished rig gate run")
     store = EvidenceStore(db)
     try:
-        records = [r for r in store.runs() if r["trace_id"]]
+        records = [r for r in store.runs() if r.trace_id]
         if not records:
             raise ConfigError(f"{run_dir} holds no run records with a trace id",
                               fix="use a gate run directory (load runs keep samples, not run records)")
-        answers = {e["data"].get("run_id"): e["data"].get("answer") for e in store.evidence(kind="run")}
-        ended = max((r["detail"].get("ended_at_ms") or 0) for r in records) / 1000
+        answers = {d.get("run_id"): d.get("answer") for e in store.evidence(kind="run") if isinstance(d := e.data, dict)}
+        ended = max((r.detail.get("ended_at_ms") or 0) for r in records) / 1000
         wait = ended + settle_s - time.time()
         if wait > 0:  # Langfuse ingests asynchronously: give the last run's export time to land
             time.sleep(wait)
         out = []
         for i, r in enumerate(records, 1):
-            detail = RunDetail.model_validate(r["detail"])
-            trace, attempts = fetch_settled(client, r["trace_id"], detail.model_requests or 0, timeout_s=timeout_s)
-            rec = reconcile_run(detail, answers.get(r["run_id"]), trace, case_id=r["case_id"], attempts=attempts)
-            store.add_evidence(r["rep"], r["case_id"], "langfuse", f"langfuse ↔ run {r['run_id']}: {rec.status}",
+            detail = RunDetail.model_validate(r.detail)
+            trace, attempts = fetch_settled(client, r.trace_id or "", detail.model_requests or 0, timeout_s=timeout_s)
+            rec = reconcile_run(detail, answers.get(r.run_id), trace, case_id=r.case_id, attempts=attempts)
+            store.add_evidence(r.rep, r.case_id, "langfuse", f"langfuse ↔ run {r.run_id}: {rec.status}",
                                rec.model_dump(mode="json"))
             out.append(rec)
             if progress:
-                progress(f"run {r['run_id']} → {rec.status}", i, len(records))
+                progress(f"run {r.run_id} → {rec.status}", i, len(records))
     finally:
         store.close()
     result = Reconciliation(run_dir=str(run_dir), host=client.host, settle_s=settle_s, runs=out)

@@ -57,7 +57,7 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
         (run_dir / "junit.xml").write_text(capacity_junit(capacity, decision), encoding="utf-8")
     else:
         (run_dir / "junit.xml").write_text(load_junit(summary, decision), encoding="utf-8")
-    data = build_report_data(store, decision, manifest.model_dump(mode="json"))
+    data = build_report_data(store, decision, manifest)
     sections = [("Chaos", chaos_section(summary.chaos))] if summary.chaos else []
     if capacity is not None:
         sections.insert(0, ("Capacity", capacity_html(capacity)))

@@ -23,6 +23,7 @@ from rig.measure import labels
 from rig.measure.aggregate import headlines
 from rig.measure.events import Measure
 from rig.measure.tally import tally
+from rig.results.chaos import Window
 from rig.results.load import PHASES, FaultPhases, Phase, PhaseStats, WindowSpan
 
 
@@ -30,10 +31,10 @@ def fault_windows(store: EvidenceStore) -> list[WindowSpan]:
     """The windows the chaos schedule recorded, in time order (open ones are left out)."""
     out = []
     for e in store.evidence(kind="chaos_window"):
-        w = e["data"]
-        if w.get("started_ms") is not None and w.get("ended_ms") is not None:
-            out.append(WindowSpan(step=str(w.get("step")), fault=f"{w.get('via')} {w.get('point')}/{w.get('mode')}",
-                                  started_ms=float(w["started_ms"]), ended_ms=float(w["ended_ms"])))
+        w = Window.model_validate(e.data)
+        if w.started_ms is not None and w.ended_ms is not None:
+            out.append(WindowSpan(step=w.step, fault=f"{w.via} {w.point}/{w.mode}", started_ms=w.started_ms,
+                                  ended_ms=w.ended_ms))
     return sorted(out, key=lambda w: w.started_ms)
 
 

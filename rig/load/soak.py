@@ -89,7 +89,7 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
             bounds[t.key] = t.value
 
     def series(name: str, scale: float = 1.0) -> list[tuple[float, float]]:
-        return [(r["ts_ms"], r["value"] * scale) for r in store.series(name) if warm <= r["ts_ms"] <= end_ms]
+        return [(p.ts_ms, p.value * scale) for p in store.series(name) if warm <= p.ts_ms <= end_ms]
 
     measures = store.measures()
     runs = [m for m in measures if m.case_id is None and m.source == "client" and m.unit == "ms"

@@ -161,7 +161,8 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
         proposals = propose_all(store, records, eval_set, judge)
     else:
         for e in store.evidence(kind="judge_proposal"):
-            proposals[e["data"]["record_id"]] = Proposal.model_validate(e["data"]["proposal"])
+            record = e.data if isinstance(e.data, dict) else {}  # {record_id, proposal}, as propose_all kept it
+            proposals[record["record_id"]] = Proposal.model_validate(record["proposal"])
     summary = quality_summary(store, records)
     notes = ended_reasons(manifest, store)
     if notes:
@@ -171,7 +172,7 @@ def write_quality_reports(run_dir: Path, store: EvidenceStore, eval_set: EvalSet
     write_sheets(run_dir / "judge", sheets)
     (run_dir / "quality.json").write_text(quality_report(summary, records).model_dump_json(indent=2) + "\n",
                                           encoding="utf-8")
-    data = build_report_data(store, summary.decision, manifest.model_dump(mode="json"))
+    data = build_report_data(store, summary.decision, manifest)
     write_reports(run_dir, data, summary)  # results.json, junit.xml and report.md as the gate writes them
     section = quality_section(summary, records, "judge/sheets.html")
     (run_dir / "report.html").write_text(html_report(data, [("Quality", section)]), encoding="utf-8")

@@ -21,7 +21,7 @@ def turn_records(store: EvidenceStore) -> list[TurnRecord]:
     """The last record of each case-turn, in eval-set order."""
     latest: dict[int, TurnRecord] = {}
     for e in store.evidence(kind="quality_turn"):
-        record = TurnRecord.model_validate(e["data"])
+        record = TurnRecord.model_validate(e.data)
         latest[record.key] = record
     return [latest[k] for k in sorted(latest)]
 

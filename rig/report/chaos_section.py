@@ -5,13 +5,13 @@ from __future__ import annotations
 from html import escape
 
 from rig.evidence import EvidenceStore
-from rig.results.chaos import ChaosAnalysis
+from rig.results.chaos import ChaosAnalysis, Window
 
 
 def chaos_bands(store: EvidenceStore) -> list[tuple[float, float, str]]:
     """(start ms, end ms, step) of each chaos window in a load run's store, for shading the load curves."""
-    return [(e["data"]["started_ms"], max(e["data"]["ended_ms"], e["data"]["started_ms"] + 500), e["data"]["step"])
-            for e in store.evidence(kind="chaos_window") if e["data"].get("started_ms") and e["data"].get("ended_ms")]
+    windows = [Window.model_validate(e.data) for e in store.evidence(kind="chaos_window")]
+    return [(w.started_ms, max(w.ended_ms, w.started_ms + 500), w.step) for w in windows if w.started_ms and w.ended_ms]
 
 
 def _ms(v: float | None) -> str:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.coverage import CoverageMatrix, Exercise, build_matrix
-from rig.evidence import CaseRow, EvidenceStore
+from rig.evidence import CaseRow, EvidenceRow, EvidenceStore
 from rig.measure.aggregate import TCodeRow, headlines, run_ends, tcode_rows
 from rig.measure.events import Measure
 from rig.policy import CaseVerdict, Decision
 from rig.report.traces import TraceTree, case_traces
 from rig.results.gate import CaseResult
+from rig.runmanifest import RunManifest
 from rig.verdict import Verdict, final_verdict
 
 __all__ = ["CaseReport", "ReportData", "RunRow", "TCodeRow", "build_report_data", "store_verdicts"]
@@ -22,7 +22,7 @@ __all__ = ["CaseReport", "ReportData", "RunRow", "TCodeRow", "build_report_data"
 class CaseReport(CaseResult):
     """A case as the report shows it: also its evidence and how long it took."""
 
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[EvidenceRow] = Field(default_factory=list)
     duration_s: float | None = None
 
 
@@ -38,7 +38,7 @@ class RunRow(BaseModel):
 
 
 class ReportData(BaseModel):
-    manifest: dict[str, Any]
+    manifest: RunManifest
     decision: Decision
     cases: list[CaseReport]
     tcodes: list[TCodeRow]
@@ -67,7 +67,7 @@ def store_verdicts(store: EvidenceStore) -> tuple[list[CaseVerdict], set[int]]:
     return out, flipped
 
 
-def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[str, Any],
+def build_report_data(store: EvidenceStore, decision: Decision, manifest: RunManifest,
                       evidence_per_case: int = 400) -> ReportData:
     """The report's content for a decision already taken (`rig.policy.decide_gate`)."""
     by_case = _by_case(store)
@@ -85,7 +85,7 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
         cases.append(CaseReport(
             record_id=last.record_id, case_id=case_id, module=last.module, name=last.name, verdict=verdict,
             reason=flip or (last.reason or ""), repeats=repeats, items=store.items(last.rep, case_id),
-            evidence=[e for e in store.evidence(last.rep, case_id) if e["kind"] not in ("http", "coverage")
+            evidence=[e for e in store.evidence(last.rep, case_id) if e.kind not in ("http", "coverage")
                       ][:evidence_per_case],
             metrics=headlines(per_case_measures.get(case_id, [])), duration_s=duration))
     end_reasons = run_ends(measures)
@@ -98,8 +98,8 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: dict[s
             return 0
         return counts[trace_id] if trace_id in counts else len(store.spans(trace_id))
 
-    runs = [RunRow(run_id=r["run_id"], case_id=r["case_id"], trace_id=r["trace_id"], state=r["state"],
-                   end_reason=r["end_reason"], spans=span_count(r["trace_id"])) for r in store.runs()]
+    runs = [RunRow(run_id=r.run_id, case_id=r.case_id, trace_id=r.trace_id, state=r.state, end_reason=r.end_reason,
+                   spans=span_count(r.trace_id)) for r in store.runs()]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
                       end_reasons=dict(end_reasons), runs=runs, traces=traces, coverage=coverage_of(store))
 
@@ -109,4 +109,4 @@ def coverage_of(store: EvidenceStore) -> CoverageMatrix | None:
     rows = store.evidence(kind="coverage")
     if not rows:
         return None
-    return build_matrix([Exercise.model_validate(x) for e in rows for x in e["data"]])
+    return build_matrix([Exercise.model_validate(x) for e in rows for x in (e.data if isinstance(e.data, list) else [])])

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from html import escape
-from typing import Any
 
+from rig.evidence import EvidenceRow
 from rig.report.coverage_section import coverage_html
 from rig.report.data import CaseReport, ReportData, TCodeRow
 from rig.report.traces import traces_html
+from rig.runmanifest import RunManifest
 from rig.verdict import Verdict
 
 COLORS = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#cf222e", Verdict.U: "#bf8700", Verdict.BLOCKED: "#6e40c9",
@@ -80,13 +81,13 @@ def _matrix(cases: list[CaseReport]) -> str:
     return f'<p>{summary}</p><table class="matrix">{"".join(rows)}</table>'
 
 
-def _evidence(e: dict[str, Any]) -> str:
-    data = json.dumps(e["data"], ensure_ascii=False, indent=1, default=str)
-    if e["kind"] == "screenshot" and isinstance(e["data"], dict) and e["data"].get("file"):
-        return (f'<figure><img src="{escape(e["data"]["file"])}" alt="{escape(e["title"])}" loading="lazy" '
-                f'style="max-width:720px;border:1px solid #d0d7de"><figcaption>#{e["id"]} screenshot — '
-                f'{escape(e["title"])}</figcaption></figure>')
-    return (f'<details><summary>#{e["id"]} <b>{escape(e["kind"])}</b> — {escape(e["title"])}</summary>'
+def _evidence(e: EvidenceRow) -> str:
+    data = json.dumps(e.data, ensure_ascii=False, indent=1, default=str)
+    if e.kind == "screenshot" and isinstance(e.data, dict) and e.data.get("file"):
+        return (f'<figure><img src="{escape(str(e.data["file"]))}" alt="{escape(e.title)}" loading="lazy" '
+                f'style="max-width:720px;border:1px solid #d0d7de"><figcaption>#{e.id} screenshot — '
+                f'{escape(e.title)}</figcaption></figure>')
+    return (f'<details><summary>#{e.id} <b>{escape(e.kind)}</b> — {escape(e.title)}</summary>'
             f"<pre>{escape(data[:12000])}</pre></details>")
 
 
@@ -101,14 +102,15 @@ def _case(c: CaseReport) -> str:
             f'<p class="muted">{escape(c.module)} · {escape(c.reason)}'
             f'{" · " + escape(metrics) if metrics else ""}</p>'
             f"<table><tr><th>item</th><th>verdict</th><th>reason</th><th></th><th>evidence</th></tr>{items}</table>"
-            f"{''.join(_evidence(e) for e in c.evidence if e['kind'] == 'screenshot')}"
+            f"{''.join(_evidence(e) for e in c.evidence if e.kind == 'screenshot')}"
             f"<details><summary>evidence ({len(c.evidence)})</summary>"
-            f"{''.join(_evidence(e) for e in c.evidence if e['kind'] != 'screenshot')}</details>")
+            f"{''.join(_evidence(e) for e in c.evidence if e.kind != 'screenshot')}</details>")
 
 
-def _manifest(m: dict[str, Any]) -> str:
+def _manifest(manifest: RunManifest) -> str:
     keys = ["kind", "target_url", "target_version", "target_embedded", "adapter", "rig_version", "git_commit",
             "eval_set_sha256", "corpus_digest", "defects", "seeds", "machine", "started_at", "ended_at", "resumed_at"]
+    m = manifest.model_dump(mode="json")
     rows = "".join(f"<tr><th>{k}</th><td>{escape(json.dumps(m.get(k), ensure_ascii=False, default=str))}</td></tr>"
                    for k in keys if k in m)
     return f"<table>{rows}</table>"
@@ -132,7 +134,7 @@ def html_report(data: ReportData, sections: list[tuple[str, str]] | None = None,
     if data.coverage is not None:
         blocks.append(("Coverage of the target's operations", coverage_html(data.coverage)))
     extra = "".join(f"<h2>{escape(t)}</h2>{h}" for t, h in blocks)
-    kind = str(data.manifest.get("kind") or "gate")
+    kind = data.manifest.kind or "gate"
     banner = f"{kind.capitalize()} decision: {d.decision.upper()}"
     runs_table = ("<h2>Runs and traces</h2><table><tr><th>run</th><th>case</th><th>end</th><th>trace</th>"
                   f"<th>spans</th></tr>{runs}</table>")

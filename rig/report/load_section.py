@@ -30,8 +30,8 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     t4 = [(t, m.value) for m, t in rel if m.code == "T4" and m.source == "client"]
     t5 = [(t, m.value) for m, t in rel if m.code == "T5" and m.source == "client" and not labels.without_body(m.label)]
     lag = [(t, m.value) for m, t in rel if m.code == "send_lag"]
-    series = {s["name"]: [((p["ts_ms"] - t0) / 1000, p["value"]) for p in store.series(s["name"])]
-              for s in ({"name": n} for n in ("users", "target_cpu", "target_rss_bytes"))}
+    series = {n: [((p.ts_ms - t0) / 1000, p.value) for p in store.series(n)]
+              for n in ("users", "target_cpu", "target_rss_bytes")}
     rss_mb = [(t, v / 1e6) for t, v in series["target_rss_bytes"]]
     all_x = [t for _, t in rel] + [t for pts in series.values() for t, _ in pts]
     x_range = (min(0.0, *all_x), max(all_x))  # one axis for every chart, so curves and chaos bands line up

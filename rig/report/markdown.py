@@ -16,13 +16,12 @@ def _fmt(value: float | None, unit: str) -> str:
 
 def markdown_report(data: ReportData) -> str:
     m = data.manifest
-    lines = [f"# rig {m.get('kind', 'gate')} report", "",
-             f"**Decision: {data.decision.decision.upper()}**", ""]
+    lines = [f"# rig {m.kind} report", "", f"**Decision: {data.decision.decision.upper()}**", ""]
     lines += [f"- {r}" for r in data.decision.reasons] + [""]
-    lines += ["## Manifest", "", f"- target: {m.get('target_url')} (version {m.get('target_version')}, "
-              f"embedded: {m.get('target_embedded')})", f"- rig {m.get('rig_version')} @ {m.get('git_commit')}",
-              f"- eval set sha256 {str(m.get('eval_set_sha256'))[:16]}…, corpus digest {str(m.get('corpus_digest'))[:16]}…",
-              f"- machine: {m.get('machine')}", f"- started {m.get('started_at')}, ended {m.get('ended_at')}", ""]
+    lines += ["## Manifest", "", f"- target: {m.target_url} (version {m.target_version}, embedded: {m.target_embedded})",
+              f"- rig {m.rig_version} @ {m.git_commit}",
+              f"- eval set sha256 {str(m.eval_set_sha256)[:16]}…, corpus digest {str(m.corpus_digest)[:16]}…",
+              f"- machine: {m.machine.describe()}", f"- started {m.started_at}, ended {m.ended_at}", ""]
     lines += ["## Verdicts", "", "| record | module | case | verdict | reason |", "|---|---|---|---|---|"]
     for c in data.cases:
         reps = "" if len(c.repeats) <= 1 else f" ({'/'.join(v.value for v in c.repeats)})"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rig.evidence import EvidenceStore
+from rig.evidence import EvidenceStore, StoredSpan
+from rig.jsonvalue import JsonObject
 
 MAX_SPANS = 400
 SHOWN_ATTRIBUTES = ("run.id", "rig.verdict", "rig.run.state", "http.response.status_code", "url.path",
@@ -20,7 +20,7 @@ class TraceNode(BaseModel):
     service: str
     name: str
     duration_ms: float
-    attributes: dict[str, Any] = Field(default_factory=dict)
+    attributes: JsonObject = Field(default_factory=dict)  # the shown ones (SHOWN_ATTRIBUTES), as the span had them
     orphan: bool = False  # its parent never arrived (a cut or lost export)
 
 
@@ -33,23 +33,23 @@ class TraceTree(BaseModel):
     truncated: bool = False
 
 
-def trace_tree(trace_id: str, spans: list[dict[str, Any]], case_id: int | None = None) -> TraceTree:
+def trace_tree(trace_id: str, spans: list[StoredSpan], case_id: int | None = None) -> TraceTree:
     """Spans of one trace ordered depth-first by start time; spans whose parent is missing start their own root."""
-    ids = {s["span_id"] for s in spans}
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    for s in sorted(spans, key=lambda s: s["start_ns"]):
-        parent = s["parent_span_id"] if s["parent_span_id"] in ids else None
+    ids = {s.span_id for s in spans}
+    children: dict[str | None, list[StoredSpan]] = {}
+    for s in sorted(spans, key=lambda s: s.start_ns or 0):
+        parent = s.parent_span_id if s.parent_span_id in ids else None
         children.setdefault(parent, []).append(s)
     nodes: list[TraceNode] = []
     stack = [(s, 0) for s in reversed(children.get(None, []))]
     while stack and len(nodes) < MAX_SPANS:
         s, depth = stack.pop()
-        attrs = {k: s["attributes"][k] for k in SHOWN_ATTRIBUTES if k in s["attributes"]}
-        nodes.append(TraceNode(span_id=s["span_id"], depth=depth, service=s["service"], name=s["name"],
-                               duration_ms=round((s["end_ns"] - s["start_ns"]) / 1e6, 3), attributes=attrs,
-                               orphan=s["parent_span_id"] is not None and s["parent_span_id"] not in ids))
-        stack.extend((c, depth + 1) for c in reversed(children.get(s["span_id"], [])))
-    return TraceTree(trace_id=trace_id, case_id=case_id, services=sorted({s["service"] for s in spans}),
+        attrs = {k: s.attributes[k] for k in SHOWN_ATTRIBUTES if k in s.attributes}
+        nodes.append(TraceNode(span_id=s.span_id, depth=depth, service=s.service or "", name=s.name,
+                               duration_ms=round(((s.end_ns or 0) - (s.start_ns or 0)) / 1e6, 3), attributes=attrs,
+                               orphan=s.parent_span_id is not None and s.parent_span_id not in ids))
+        stack.extend((c, depth + 1) for c in reversed(children.get(s.span_id, [])))
+    return TraceTree(trace_id=trace_id, case_id=case_id, services=sorted({s.service or "" for s in spans}),
                      nodes=nodes, span_count=len(spans), truncated=len(spans) > len(nodes))
 
 

@@ -6,12 +6,13 @@ and `rig report` read it back through these models.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from rig.measure.aggregate import TCodeStats
 from rig.results.quality import QualitySummary
+from rig.runmanifest import RunManifest
 from rig.stats import Summary
 from rig.verdict import Item, Verdict
 
@@ -42,7 +43,7 @@ class GateResults(BaseModel):
 
     decision: Literal["pass", "fail", "undecided", "recorded"]
     reasons: list[str]
-    manifest: dict[str, Any]
+    manifest: RunManifest
     cases: list[CaseResult]
     tcodes: list[TCodeResult]
     end_reasons: dict[str, int]

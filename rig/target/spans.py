@@ -28,7 +28,7 @@ def keep_spans(store: EvidenceStore, mine: OtlpReceiver) -> Callable[[], None]:
 
 def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s: float = 5.0) -> bool:
     """Wait (bounded) until the root span of every recorded run has arrived, so the report's trace trees are whole."""
-    wanted = {r["run_id"] for r in store.runs() if r["trace_id"]}
+    wanted = {r.run_id for r in store.runs() if r.trace_id}
 
     def arrived(spans: list[ReceivedSpan]) -> bool:
         return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}

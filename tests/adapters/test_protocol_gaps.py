@@ -42,7 +42,7 @@ def _setup_failed(done: subprocess.CompletedProcess[str], out: Path, cause: str)
     assert "<error" in (out / "junit.xml").read_text()
     store = EvidenceStore(out / "evidence.sqlite3")
     try:
-        errors = [e["data"] for e in store.evidence(kind="setup_error")]
+        errors = [e.data for e in store.evidence(kind="setup_error")]
     finally:
         store.close()
     assert errors and cause in errors[0]["error"]
@@ -95,7 +95,7 @@ def test_a_wrong_shape_inside_a_case_is_that_cases_fail_with_the_exchange(gappy:
     assert target and "protocol violation: document" in target[0]["reason"]
     store = EvidenceStore(out / "evidence.sqlite3")
     try:
-        exchanges = [e["data"] for e in store.evidence(1, 3, kind="exchange")]
+        exchanges = [e.data for e in store.evidence(1, 3, kind="exchange")]
     finally:
         store.close()
     assert exchanges and exchanges[0]["exchange"]["operation"] == "document"

@@ -27,7 +27,7 @@ def test_only_the_selected_cases_papers_are_uploaded_and_a_second_run_reuses_the
     store = EvidenceStore(out2 / "evidence.sqlite3")
     try:
         setup = store.meta("setup")
-        reused = [e["data"] for e in store.evidence(kind="setup")]
+        reused = [e.data for e in store.evidence(kind="setup")]
     finally:
         store.close()
     assert setup["docs"]["P32"] == "d-1" and reused and "409" in reused[0]["why"]

@@ -55,8 +55,8 @@ def test_restart_under_load_interrupts_runs_loses_nothing_and_measures_recovery(
         # every interrupted run is marked server_restart by the target itself
         ends = {m.run_id: m.label for m in store.measures("T8") if m.source == "server"}
         assert all(ends[r] == "interrupted/server_restart" for r in restart["interrupted_runs"])
-        spans = [s for s in store.spans() if s["name"].startswith("rig.chaos")]
-        assert sorted(s["attributes"]["rig.chaos.step"] for s in spans) == ["restart", "tool-errors"]
+        spans = [s for s in store.spans() if s.name.startswith("rig.chaos")]
+        assert sorted(s.attributes["rig.chaos.step"] for s in spans) == ["restart", "tool-errors"]
     finally:
         store.close()
     hypothesis = summary["chaos"]["hypothesis"]

@@ -124,3 +124,38 @@ def test_units_are_shown_and_where_a_run_happened_is_set_apart(runs: dict[str, P
     assert "environment only" in text
     t4 = [line for line in text.splitlines() if line.startswith("| T4 | client |")]
     assert t4 and all(" ms |" in line for line in t4), t4
+
+
+def _offered_otherwise(run: Path, into: Path, **plan: object) -> Path:
+    """A copy of `run` whose plan says the load was offered otherwise (think time, mix …)."""
+    from rig.evidence import EvidenceStore
+
+    shutil.copytree(run, into, symlinks=True)
+    store = EvidenceStore(into / "evidence.sqlite3")
+    try:
+        store.set_meta("plan", {**store.meta("plan"), **plan})
+    finally:
+        store.close()
+    return into
+
+
+@pytest.mark.parametrize("plan, field", [({"think_min_s": 0.0, "think_max_s": 0.0}, "load.think"),
+                                         ({"weights": {"ask": 1}}, "load.mix"),
+                                         ({"arrival": "poisson", "rate_per_s": 2.0}, "load.arrival")])
+def test_a_load_offered_otherwise_is_not_comparable_unless_asked(runs: dict[str, Path], tmp_path: Path,
+                                                                 plan: dict[str, object], field: str) -> None:
+    other = _offered_otherwise(runs["base"], tmp_path / "other", **plan)
+    result = compare_dirs(runs["base"], other)
+    assert result.decision == "not comparable" and any(field in r for r in result.reasons), result.reasons
+    assert result.parts[0].tcodes == [], "nothing is compared at a different offered load"
+    anyway = compare_dirs(runs["base"], other, CompareSettings(anyway=True))
+    assert anyway.decision != "not comparable" and anyway.parts[0].tcodes
+    assert any(r.startswith(f"load: compared anyway although {field} differs") for r in anyway.reasons), anyway.reasons
+
+
+def test_what_could_not_be_compared_writes_nothing_into_the_new_run(runs: dict[str, Path], tmp_path: Path) -> None:
+    other = _offered_otherwise(runs["base"], tmp_path / "other", think_min_s=0.0, think_max_s=0.0)
+    cli = subprocess.run([sys.executable, "-m", "rig.cli", "compare", str(runs["base"]), str(other)],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 2 and "load.think differs (0.1-0.3 → 0-0 s)" in cli.stdout, cli.stdout + cli.stderr
+    assert not (other / "compare").exists() and "nothing written" in cli.stdout

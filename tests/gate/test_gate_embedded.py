@@ -54,7 +54,7 @@ def test_report_numbers_are_the_stores(gate: GateResult) -> None:
         for item in case["items"]:
             for eid in item["evidence_ids"]:
                 assert store.evidence(3, case["case_id"])  # the cited evidence exists in the store
-                assert any(e["id"] == eid for e in store.evidence(3, case["case_id"]))
+                assert any(e.id == eid for e in store.evidence(3, case["case_id"]))
 
 
 def test_junit_markdown_html_and_latest(gate: GateResult) -> None:

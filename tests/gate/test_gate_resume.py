@@ -17,7 +17,7 @@ def test_sigkill_then_resume_finishes_without_redoing(tmp_path: Path) -> None:
     kill_after(cmd, run_dir, 4)
     store = EvidenceStore(run_dir / "evidence.sqlite3")
     before = {c.case_id: c for c in store.cases() if c.status == "done"}
-    evidence_before = {e["id"]: e["title"] for e in store.evidence()}
+    evidence_before = {e.id: e.title for e in store.evidence()}
     stale_pid = store.meta("target_pid")
     store.close()
     assert 4 <= len(before) < 12
@@ -29,7 +29,7 @@ def test_sigkill_then_resume_finishes_without_redoing(tmp_path: Path) -> None:
     assert sorted(after) == list(range(1, 13)) and all(c.status == "done" for c in after.values())
     for case_id, row in before.items():
         assert after[case_id].started_ms == row.started_ms and after[case_id].verdict == row.verdict, case_id
-    evidence_after = {e["id"]: e["title"] for e in store.evidence()}
+    evidence_after = {e.id: e.title for e in store.evidence()}
     assert all(evidence_after.get(i) == t for i, t in evidence_before.items()), "evidence from before the kill is kept"
     store.close()
     assert not Path(f"/proc/{stale_pid}").exists() or b"workbench" not in Path(f"/proc/{stale_pid}/cmdline").read_bytes()

@@ -23,7 +23,7 @@ def test_a_stop_that_drops_earlier_citations_fails_with_both_versions(tmp_path: 
     assert _items(tmp_path / "broken", 20)["saved_results_kept"] == "FAIL"
     store = EvidenceStore(tmp_path / "broken" / "evidence.sqlite3")
     try:
-        saved = [e["data"] for e in store.evidence(kind="saved") if e["data"]["action"] == "stop"][0]
+        saved = [e.data for e in store.evidence(kind="saved") if e.data["action"] == "stop"][0]
     finally:
         store.close()
     changed = saved["altered"] + saved["lost"]

@@ -44,7 +44,7 @@ def test_a_load_runs_on_a_target_that_takes_no_uploads(tmp_path: Path, monkeypat
     assert summary is not None and summary.runs > 0 and summary.completed_runs > 0
     store = EvidenceStore(tmp_path / "load" / "evidence.sqlite3")
     try:
-        said = [e["title"] for e in store.evidence(kind="setup")]
+        said = [e.title for e in store.evidence(kind="setup")]
         plan = store.meta("plan")
     finally:
         store.close()

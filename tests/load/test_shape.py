@@ -50,7 +50,7 @@ def test_a_shaped_run_follows_its_stages_and_marks_them(tmp_path: Path) -> None:
     assert [(m.index, m.from_users, m.to_users) for m in summary.stages] == [(1, 0, 4), (2, 4, 4), (3, 4, 1)]
     store = EvidenceStore(result.run_dir / "evidence.sqlite3")
     try:
-        users = [(r["ts_ms"], r["value"]) for r in store.series("users")]
+        users = [(r.ts_ms, r.value) for r in store.series("users")]
     finally:
         store.close()
     hold = summary.stages[1]

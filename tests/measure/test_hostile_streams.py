@@ -98,7 +98,7 @@ def test_an_answer_that_never_ends_stops_at_the_budget_with_its_evidence(hostile
     with pytest.raises(AnswerNeverEnded, match=r"run r1: the answer never ended \(2001 events"):
         ctx.read(ctx.a, run)
     [kept] = [e for e in ctx.store.evidence(kind="run")]
-    assert kept["data"]["events_read"] == 2001 and kept["data"]["answer_head"].startswith("w0 w1 ")
+    assert kept.data["events_read"] == 2001 and kept.data["answer_head"].startswith("w0 w1 ")
     assert len(run.events) == 2000 and run.end_ns is not None
     ctx.close()
 

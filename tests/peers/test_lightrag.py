@@ -154,7 +154,7 @@ def test_the_setup_adapted_to_lightrags_shape(gate: GateResult) -> None:
     store = EvidenceStore(gate.run_dir / "evidence.sqlite3")
     try:
         setup = store.meta("setup")
-        reused = [e["data"] for e in store.evidence(kind="setup")]
+        reused = [e.data for e in store.evidence(kind="setup")]
     finally:
         store.close()
     ingest = setup["ingest"]
@@ -171,12 +171,12 @@ def test_fixtures_took_effect_before_their_items_decided(gate: GateResult) -> No
     store = EvidenceStore(gate.run_dir / "evidence.sqlite3")
     try:
         for case_id in (14, 21, 36):
-            checks = [e["data"] for e in store.evidence(1, case_id, kind="observation")
-                      if str(e["title"]).endswith("took effect?")]
+            checks = [e.data for e in store.evidence(1, case_id, kind="observation")
+                      if str(e.title).endswith("took effect?")]
             assert checks and all((c["fired"] or 0) >= 1 for c in checks), (case_id, checks)
         stop = {i.name: i.verdict for i in store.items(1, 20)}
         assert stop["stop_reached_task"] == Verdict.PASS and stop["new_request_served"] == Verdict.PASS
-        calls = [e["data"] for e in store.evidence(1, 20, kind="observation") if "model call" in str(e["title"])]
+        calls = [e.data for e in store.evidence(1, 20, kind="observation") if "model call" in str(e.title)]
         assert calls and any(c[1] == "client_gone" for c in calls[0]["model_calls"])
     finally:
         store.close()
@@ -333,7 +333,7 @@ def test_a_quality_run_answers_every_case_turn(peer: LightRAG, tmp_path: Path) -
     assert len(results["cases"]) == 75
     store = EvidenceStore(result.run_dir / "evidence.sqlite3")
     try:
-        records = {e["data"]["record_id"]: e["data"] for e in store.evidence(kind="quality_turn")}
+        records = {e.data["record_id"]: e.data for e in store.evidence(kind="quality_turn")}
     finally:
         store.close()
     unasked = {c["record_id"]: c["reason"] for c in results["cases"] if c["record_id"] not in records}

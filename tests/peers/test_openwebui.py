@@ -135,16 +135,16 @@ def test_rig_fixtures_took_effect_before_their_items_decided(gate: GateResult) -
     store = EvidenceStore(gate.run_dir / "evidence.sqlite3")
     try:
         for case_id in (20, 22, 26):  # the model slowed by the sidecar proxy (stop, disconnect, a run in flight)
-            fixtures = [e["data"].get("fixture") for e in store.evidence(1, case_id, kind="fixture")]
+            fixtures = [e.data.get("fixture") for e in store.evidence(1, case_id, kind="fixture")]
             assert "rig_proxy" in fixtures, (case_id, fixtures)
-        restarts = [e["data"] for e in store.evidence(1, 26, kind="restart")]
+        restarts = [e.data for e in store.evidence(1, 26, kind="restart")]
         assert restarts and restarts[0]["fixture"] == "rig_process" and restarts[0]["kind"] == "command"
         for case_id in (14, 16, 21):  # retrieval error, empty answer, held embedding: each fired before deciding
-            checks = [e["data"] for e in store.evidence(1, case_id, kind="observation")
-                      if str(e["title"]).endswith("took effect?")]
+            checks = [e.data for e in store.evidence(1, case_id, kind="observation")
+                      if str(e.title).endswith("took effect?")]
             assert checks and all(c["fixture"] == "rig_proxy" and (c["fired"] or 0) >= 1 for c in checks), (case_id, checks)
         for case_id in (10, 27, 28, 30, 31):  # citation pages the rig derived, said so in the evidence
-            derived = [e["data"] for e in store.evidence(1, case_id, kind="fixture") if e["data"].get("fixture")
+            derived = [e.data for e in store.evidence(1, case_id, kind="fixture") if e.data.get("fixture")
                        == "rig_derived"]
             assert derived or case_id == 10, case_id
         verdicts = {c.case_id: c.verdict for c in gate.data.cases}

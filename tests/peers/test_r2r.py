@@ -89,8 +89,8 @@ def test_the_gate_fails_only_where_r2r_breaks_a_promise(gate: GateResult) -> Non
 def test_saved_answers_were_linked_by_the_rigs_correlation(gate: GateResult) -> None:
     store = EvidenceStore(gate.run_dir / "evidence.sqlite3")
     try:
-        linked = [e["data"] for e in store.evidence(kind="observation") if "linked by the rig" in str(e["title"])]
-        unlinked = [e["title"] for e in store.evidence(kind="observation") if "no saved answer links" in str(e["title"])]
+        linked = [e.data for e in store.evidence(kind="observation") if "linked by the rig" in str(e.title)]
+        unlinked = [e.title for e in store.evidence(kind="observation") if "no saved answer links" in str(e.title)]
     finally:
         store.close()
     assert linked and all(n["how"] in ("text", "question") for d in linked for n in d["links"])
@@ -103,7 +103,7 @@ def test_the_setup_met_r2rs_shape_and_said_how(gate: GateResult) -> None:
     store = EvidenceStore(gate.run_dir / "evidence.sqlite3")
     try:
         setup = store.meta("setup")
-        said = [e["data"] for e in store.evidence(kind="setup")]
+        said = [e.data for e in store.evidence(kind="setup")]
     finally:
         store.close()
     ingest = {(e["role"], e["variant_id"] or e["paper_id"]): e for e in setup["ingest"]}
@@ -226,7 +226,7 @@ def test_a_quality_run_asks_every_turn_it_can_and_names_why_for_the_rest(peer: R
     assert len(results["cases"]) == 75
     store = EvidenceStore(result.run_dir / "evidence.sqlite3")
     try:
-        records = {e["data"]["record_id"]: e["data"] for e in store.evidence(kind="quality_turn")}
+        records = {e.data["record_id"]: e.data for e in store.evidence(kind="quality_turn")}
     finally:
         store.close()
     unasked = {c["record_id"]: c["reason"] for c in results["cases"] if c["record_id"] not in records}

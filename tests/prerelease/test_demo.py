@@ -93,7 +93,7 @@ def test_load_and_chaos_numbers_match_the_load_store(demo: PrereleaseResult) -> 
     assert numbers["load"]["runs"] == sum(ends.values()) > 0 and numbers["load"]["workers"] == 2
     completed = sum(n for label, n in ends.items() if label and label.startswith("completed/"))
     assert numbers["load"]["throughput_rps"] == pytest.approx(completed / 20)
-    steps = {w["data"]["step"] for w in windows}
+    steps = {w.data["step"] for w in windows}
     assert steps == {w["step"] for w in numbers["chaos"]["windows"]} == {"tool-errors", "restart"}
     assert any(label == "failed/tool_error" for label in ends)  # the tool window really failed runs
     # what the windows caused is reported apart from what nobody injected, and the policy judges the latter

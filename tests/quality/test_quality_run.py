@@ -72,7 +72,7 @@ def test_the_reports_traceability_is_re_derived_from_the_target_and_the_store(cl
     quality = json.loads((clean.run_dir / "quality.json").read_text())
     store = EvidenceStore(clean.run_dir / "evidence.sqlite3")
     try:
-        hits = {r["run_id"]: {(h["doc_id"], h["page"], h["chunk_id"]) for c in r["detail"]["tool_calls"]
+        hits = {r.run_id: {(h["doc_id"], h["page"], h["chunk_id"]) for c in r.detail["tool_calls"]
                               for h in c["hits"]} for r in store.runs()}
         docs = store.meta("setup")["docs"]
         isolated = store.meta("setup")["isolated"]
