@@ -32,18 +32,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for level in [int(x) for x in args.levels.split(",")]:
             summary, result = run_browser(BrowserRunOptions(users=level, turns=args.turns, out=Path(tmp) / f"u{level}"))
-            lag = summary["T4_browser_minus_server"]
-            assert isinstance(lag, dict)
-            per_ctx = summary["rss_per_context_mb"]
-            row = {"turns": summary["turns"], "errors": len(result.errors), "lag_p50_ms": lag["p50"],
-                   "lag_p95_ms": lag["p95"], "turns_per_s": summary["turns"] / result.wall_s,  # type: ignore[operator]
-                   "pss_per_context_mb": per_ctx}
+            lag, per_ctx = summary.T4_browser_minus_server, summary.rss_per_context_mb or 0.0
+            row = {"turns": summary.turns, "errors": len(result.errors), "lag_p50_ms": lag.p50,
+                   "lag_p95_ms": lag.p95, "turns_per_s": summary.turns / result.wall_s, "pss_per_context_mb": per_ctx}
             results[level] = row
-            ok = not result.errors and summary["turns"] == level * args.turns and (lag["p95"] or 1e9) < args.sane_ms  # type: ignore[operator]
+            ok = not result.errors and summary.turns == level * args.turns and (lag.p95 or 1e9) < args.sane_ms
             sustained = level if ok else sustained
             print(f"{level:>3} users: {row['turns']} turns, {row['errors']} errors; browser T4 − server first token "
-                  f"median {lag['p50']:.1f} ms, p95 {lag['p95']:.1f} ms; {row['turns_per_s']:.2f} turns/s; "
-                  f"PSS {per_ctx:.0f} MiB per context{'' if ok else '  (not sustained)'}")
+                  f"median {lag.p50 or 0:.1f} ms, p95 {lag.p95 or 0:.1f} ms; {summary.turns / result.wall_s:.2f} "
+                  f"turns/s; PSS {per_ctx:.0f} MiB per context{'' if ok else '  (not sustained)'}")
     print(f"sustained: {sustained} contexts on {cores} cores = {sustained / cores:.1f} per core "
           f"(p95 lag < {args.sane_ms:.0f} ms, every turn completed; target and browser share the cores)")
     print(json.dumps({"levels": results, "sustained_per_core": sustained / cores}))

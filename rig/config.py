@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rig.adapters.http.spec import HttpSpec
 from rig.errors import ConfigError
+from rig.jsonvalue import ForeignJson
 from rig.measure.sse import MAX_EVENT_BYTES
 from rig.yamlfile import load_yaml_model
 
@@ -94,7 +94,7 @@ class TargetConfig(_Strict):
     docker_container: str | None = None  # restarts (case 26, chaos) through the docker SDK (`rig[dist]`)
     ready_path: str = "/readyz"
     ready_timeout: float = Field(8.0, gt=0)  # seconds the rig waits for ready_path before it gives up
-    options: dict[str, Any] = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
+    options: ForeignJson = Field(default_factory=dict)  # passed to the adapter's connect() (no secrets here)
     model_proxy: ModelProxyConfig | None = None  # the rig's LLM fault proxy where the target calls its model
     slots_metric: str | None = None  # overrides the gauge the adapter declares (Capabilities.slots_metric)
     otlp_listen: str | None = None  # HOST:PORT where the gate receives spans; the target's OTLP exporter sends there
@@ -113,7 +113,7 @@ class TargetConfig(_Strict):
     def chaos_token(self) -> str | None:
         return os.environ.get(self.chaos_token_env) if self.chaos_token_env else None
 
-    def adapter_options(self) -> dict[str, Any]:
+    def adapter_options(self) -> ForeignJson:
         """What the adapter is built with besides the URL: `options`, and the `http` description when there is one."""
         extra = {"http": self.http.model_dump(mode="json", by_alias=True, exclude_unset=True)} if self.http else {}
         return {**self.options, **extra}

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.jsonvalue import JsonObject
+
 
 class RigError(Exception):
     """Base of every error the rig reports to a user."""
@@ -107,7 +109,7 @@ class TargetProtocolError(TargetError):
     """The target's answer does not fit the protocol or the adapter's rules (shape, field, status word, event
     order); `exchange` is the request and answer it came from (redacted when stored), `operation` its name."""
 
-    def __init__(self, message: str, *, exchange: dict[str, Any] | None = None, operation: str | None = None) -> None:
+    def __init__(self, message: str, *, exchange: JsonObject | None = None, operation: str | None = None) -> None:
         super().__init__(message)
         self.exchange = exchange
         self.operation = operation

@@ -92,7 +92,7 @@ class EventHook:
         return [_bound(fn, kwargs if wanted is None else {k: kwargs[k] for k in wanted})
                 for fn, wanted in list(self._listeners)]
 
-    def _check(self, kwargs: dict[str, Any]) -> None:
+    def _check(self, kwargs: dict[str, object]) -> None:
         if set(kwargs) != self._names:
             raise TypeError(f"{self.name} passes {sorted(self._names)}; fired with {sorted(kwargs)}")
 
@@ -117,7 +117,7 @@ class EventHook:
         return None if takes_all else frozenset(wanted)
 
 
-def _bound(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Callable[[], Any]:
+def _bound(fn: Callable[..., Any], kwargs: dict[str, object]) -> Callable[[], Any]:
     def call() -> Any:
         return fn(**kwargs)
 

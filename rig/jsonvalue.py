@@ -2,7 +2,8 @@
 
 Everything the rig itself reads crosses a boundary as a pydantic model. Two kinds of JSON do not, and each is
 named here so that a reader sees which it is: `JsonObject`, passed through unread (stored, shown or forwarded as it
-came), and `TargetJson`, a target's own shape, read only by the adapter that speaks that target's dialect.
+came), and `ForeignJson`, a shape the rig does not own (a target's, a fault proxy's, Locust's, an OTLP file's),
+read only by the code that speaks that shape.
 `tests/test_layering.py` holds `dict[str, Any]` to this module.
 """
 
@@ -13,5 +14,7 @@ from typing import Any, TypeAlias
 JsonObject: TypeAlias = dict[str, Any]
 """A JSON object the rig passes through unread: kept in evidence, shown in a report or forwarded as it came."""
 
-TargetJson: TypeAlias = dict[str, Any]
-"""A JSON object in a target's (or a proxy's) own shape, read only through the paths its adapter declares."""
+ForeignJson: TypeAlias = dict[str, Any]
+"""A JSON object in a shape the rig does not own — what a target or a fault proxy sends and is sent, the
+`target.options` of the adapter that speaks to it, Locust's reports, an OTLP file — read only by the code that
+speaks that shape (an adapter, through the paths it declares)."""

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rig.jsonvalue import ForeignJson, JsonObject
 from rig.policy import Policy
 
 
@@ -56,6 +56,19 @@ class DecisionInputs(BaseModel):
     baseline: str | None = None  # the earlier run (resolved) the decision is also taken against
 
 
+class ReplaySource(BaseModel):
+    """The trace a `rig load --replay` run replayed, and how."""
+
+    file: str
+    sha256: str
+    format: str
+    speed: float
+    window_s: tuple[float, float] | None = None
+    sessions: int
+    turns: int
+    anonymised: bool = False
+
+
 class RunManifest(BaseModel):
     kind: str
     rig_version: str = Field(default_factory=lambda: version("rig"))
@@ -65,18 +78,18 @@ class RunManifest(BaseModel):
     target_version: str | None = None
     target_embedded: bool = True
     adapter: str = "rig.adapters:WorkbenchAdapter"
-    target_shape: dict[str, Any] | None = None  # what the target keeps itself: projects, sessions, run records …
-    model_config_redacted: dict[str, Any] | None = None
+    target_shape: ForeignJson | None = None  # what the target keeps itself: projects, sessions, run records …
+    model_config_redacted: JsonObject | None = None  # the target's model settings as it reported them, redacted
     eval_set_sha256: str | None = None
     corpus_digest: str | None = None
     policy: Policy | None = None  # the policy the run decided by, as it read it
     decision_inputs: DecisionInputs = Field(default_factory=DecisionInputs)
-    seeds: dict[str, Any] = Field(default_factory=dict)
-    chaos_schedule: dict[str, Any] | None = None
+    seeds: dict[str, int] = Field(default_factory=dict)  # each random draw's seed (arrival …)
+    chaos_schedule: JsonObject | None = None  # the chaos plug-in's schedule as it read it (compared whole)
     defects: list[str] = Field(default_factory=list)
     cases: list[int] | None = None  # the gate's selected case ids (a resume runs the same ones)
     repeat: int = 1  # the gate's repetitions of each case
-    replay: dict[str, Any] | None = None  # `rig load --replay`: the trace's file, sha256, format, speed, window
+    replay: ReplaySource | None = None  # `rig load --replay`: what was replayed
     machine: Machine = Field(default_factory=machine)
     started_at: str | None = None
     ended_at: str | None = None

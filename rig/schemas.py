@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from rig.compare.model import CompareResult
 from rig.coverage import CoverageMatrix
+from rig.jsonvalue import JsonObject
 from rig.prerelease.report import PrereleaseNumbers
 from rig.results.capacity import CapacityResult
 from rig.results.gate import GateResults
@@ -39,7 +39,7 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def schema_of(name: str) -> dict[str, Any]:
+def schema_of(name: str) -> JsonObject:
     """The JSON Schema of `<name>.json`, as the model writes it (what a reader may rely on)."""
     schema = MODELS[name].model_json_schema(mode="serialization")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{name}.schema.json", **schema}

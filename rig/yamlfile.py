@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from rig.errors import ConfigError
+from rig.jsonvalue import JsonObject
 
 M = TypeVar("M", bound=BaseModel)
 SHOWN = 6  # problems listed in one message
@@ -31,7 +32,7 @@ def load_yaml_model(path: Path, model: type[M], *, what: str, flag: str, shape_f
     return validate_model(raw, model, where=f"{what} {path}", fix=shape_fix)
 
 
-def _read_mapping(path: Path, *, what: str, flag: str, shape_fix: str) -> dict[str, Any]:
+def _read_mapping(path: Path, *, what: str, flag: str, shape_fix: str) -> JsonObject:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -44,8 +45,8 @@ def _read_mapping(path: Path, *, what: str, flag: str, shape_fix: str) -> dict[s
     return raw or {}
 
 
-def _extended(path: Path, raw: dict[str, Any], *, what: str, flag: str, shape_fix: str,
-              seen: tuple[Path, ...]) -> dict[str, Any]:
+def _extended(path: Path, raw: JsonObject, *, what: str, flag: str, shape_fix: str,
+              seen: tuple[Path, ...]) -> JsonObject:
     base_name = raw.pop("extends", None)
     if base_name is None:
         return raw
@@ -64,7 +65,7 @@ def _extended(path: Path, raw: dict[str, Any], *, what: str, flag: str, shape_fi
     return merged(under, raw)
 
 
-def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merged(base: JsonObject, over: JsonObject) -> JsonObject:
     """`over` merged into `base`: mappings key by key, a `null` in `over` removes the key, anything else replaces."""
     out = dict(base)
     for key, value in over.items():

@@ -52,6 +52,7 @@ from rig.errors import (
     TargetStalled,
     TargetUnreachable,
 )
+from rig.jsonvalue import ForeignJson
 from rig.measure.sse import MAX_EVENT_BYTES, RawEvent, read_events
 
 
@@ -126,7 +127,7 @@ class Adapter(ABC):
 
     @classmethod
     def connect(cls, base_url: str, *, chaos_token: str | None = None, transport: Transport | None = None,
-                options: dict[str, Any] | None = None) -> Adapter:
+                options: ForeignJson | None = None) -> Adapter:
         """Build the adapter for a target URL (what `target.adapter` in rig.yaml names); `transport` is how its
         requests go out (Locust's client under load, httpx otherwise); `options` are `target.options`."""
         return cls(base_url, chaos_token=chaos_token, transport=transport, **(options or {}))  # type: ignore[call-arg]
@@ -142,7 +143,7 @@ class Adapter(ABC):
 
     def request(self, auth: Auth | None, method: str, path: str, *, op: str | None = None,
                 raise_for_status: bool = True, headers: dict[str, str] | None = None, json: Any = None,
-                params: dict[str, Any] | None = None, content: bytes | None = None,
+                params: ForeignJson | None = None, content: bytes | None = None,
                 content_type: str | None = None, record_body: Any = None) -> Reply:
         """Send one request as `auth`; record the exchange; raise TargetHTTPError on a 4xx/5xx unless told not to.
 
@@ -329,7 +330,7 @@ class Adapter(ABC):
         raise CapabilityMissing("model_config_api")
 
     # test-only control
-    def chaos(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def chaos(self, method: str, path: str, body: ForeignJson | None = None) -> Any:
         raise CapabilityMissing("chaos")
 
     # health

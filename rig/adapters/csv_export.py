@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rig.adapters.models import Citation, Message, Session
+from rig.jsonvalue import ForeignJson
 
 MESSAGE_FIELDS = ("message_id", "role", "content")
 CITATION_FIELDS = ("citation_id", "marker", "doc_id", "paper_id", "page", "quote")
@@ -64,7 +64,7 @@ def read_csv_export(text: str, rules: CsvExportRules) -> Session:
                              f"{', '.join(reader.fieldnames or []) or 'none'})")
     col = rules.columns
     session_id = ""
-    messages: dict[str, dict[str, Any]] = {}
+    messages: dict[str, ForeignJson] = {}
     for row in reader:
         if rules.session_id and not session_id:
             session_id = row.get(rules.session_id) or ""

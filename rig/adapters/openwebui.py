@@ -26,7 +26,6 @@ import time
 import uuid
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 from rig.adapters.base import Adapter
 from rig.adapters.capabilities import Capabilities
@@ -58,6 +57,7 @@ from rig.adapters.socket_events import ChatSocket
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, RigError, TargetHTTPError, TargetProtocolError
+from rig.jsonvalue import ForeignJson
 from rig.measure.citations import marker_quotes
 
 API = "/api/v1"
@@ -162,7 +162,7 @@ class OpenWebUIAdapter(Adapter):
         return self._document(self.json(auth, "GET", f"{API}/files/{doc_id}", op="document"))
 
     @staticmethod
-    def _document(f: dict[str, Any]) -> Document:
+    def _document(f: ForeignJson) -> Document:
         status = str((f.get("data") or {}).get("status") or "completed")
         error = (f.get("data") or {}).get("error")
         meta = f.get("meta") or {}
@@ -234,7 +234,7 @@ class OpenWebUIAdapter(Adapter):
                        scope=self._scopes.get(session_id, files), messages=messages,
                        current_leaf=history.get("currentId"))
 
-    def _chat(self, auth: Auth | None, chat_id: str) -> dict[str, Any]:
+    def _chat(self, auth: Auth | None, chat_id: str) -> ForeignJson:
         return dict(self.json(auth, "GET", f"{API}/chats/{chat_id}", op="session"))
 
     def _socket(self, auth: Auth) -> ChatSocket:
@@ -313,8 +313,8 @@ class OpenWebUIAdapter(Adapter):
     def _files(self, session_id: str) -> list[dict[str, str]]:
         return [{"type": "file", "id": d} for d in self._scopes.get(session_id, [])]
 
-    def _turn(self, auth: Auth, session_id: str, model: str, user_message: dict[str, Any],
-              branch: list[dict[str, Any]], *, op: str) -> Submitted:
+    def _turn(self, auth: Auth, session_id: str, model: str, user_message: ForeignJson,
+              branch: list[ForeignJson], *, op: str) -> Submitted:
         """One turn: `user_message` (new, or the question being answered again) and a new answer under it,
         streamed to this account's socket.io session."""
         answer_id = str(uuid.uuid4())
@@ -400,16 +400,16 @@ class OpenWebUIAdapter(Adapter):
 
 # -- mapping Open WebUI's shapes onto the rig's ---------------------------------------------------------------
 
-def _chunk_id(meta: dict[str, Any]) -> str:
+def _chunk_id(meta: ForeignJson) -> str:
     return f"{meta.get('file_id', '')}#{meta.get('page', '')}:{meta.get('start_index', '')}"
 
 
-def _page(meta: dict[str, Any]) -> int | None:
+def _page(meta: ForeignJson) -> int | None:
     page = meta.get("page")
     return int(page) + 1 if isinstance(page, int) else None  # Open WebUI counts pages from 0
 
 
-def _hits(data: dict[str, Any]) -> list[Hit]:
+def _hits(data: ForeignJson) -> list[Hit]:
     docs = (data.get("documents") or [[]])[0]
     metas = (data.get("metadatas") or [[]])[0]
     dist = (data.get("distances") or [[]])[0]
@@ -418,9 +418,9 @@ def _hits(data: dict[str, Any]) -> list[Hit]:
             for i, (t, m) in enumerate(zip(docs, metas, strict=False))]
 
 
-def _source_files(sources: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+def _source_files(sources: list[ForeignJson]) -> list[tuple[str, list[tuple[str, ForeignJson]]]]:
     """The files of a turn's sources in the order Open WebUI numbered them for its model, with their chunks."""
-    order: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    order: dict[str, list[tuple[str, ForeignJson]]] = {}
     for source in sources or []:
         for doc, meta in zip(source.get("document") or [], source.get("metadata") or [], strict=False):
             key = str(meta.get("source") or (source.get("source") or {}).get("id") or "N/A")
@@ -428,7 +428,7 @@ def _source_files(sources: list[dict[str, Any]]) -> list[tuple[str, list[tuple[s
     return list(order.items())
 
 
-def _citations(message_id: str, content: str, sources: list[dict[str, Any]]) -> list[Citation]:
+def _citations(message_id: str, content: str, sources: list[ForeignJson]) -> list[Citation]:
     """`[n]` markers as citations of file n of the answer's own retrieval (so each names that retrieval as its
     call), quoting the text before the marker on its line."""
     files = _source_files(sources)
@@ -442,10 +442,10 @@ def _citations(message_id: str, content: str, sources: list[dict[str, Any]]) -> 
     return out
 
 
-def _branch(history: dict[str, Any], leaf: str | None = None) -> list[dict[str, Any]]:
+def _branch(history: ForeignJson, leaf: str | None = None) -> list[ForeignJson]:
     """The messages from the root to `leaf` (the chat's current message by default)."""
     messages = history.get("messages") or {}
-    out: list[dict[str, Any]] = []
+    out: list[ForeignJson] = []
     current = leaf or history.get("currentId")
     while current and current in messages:
         out.append(messages[current])
@@ -453,11 +453,11 @@ def _branch(history: dict[str, Any], leaf: str | None = None) -> list[dict[str, 
     return out[::-1]
 
 
-def _tree(history: dict[str, Any]) -> list[dict[str, Any]]:
+def _tree(history: ForeignJson) -> list[ForeignJson]:
     """Every message of the chat, every branch (as the protocol's session lists them): depth first from the roots,
     each message's children in the order Open WebUI keeps them; `current_leaf` says which branch is current."""
     messages = history.get("messages") or {}
-    out: list[dict[str, Any]] = []
+    out: list[ForeignJson] = []
     seen: set[str] = set()
     stack = [m for m in messages.values() if not m.get("parentId") or m.get("parentId") not in messages][::-1]
     while stack:
@@ -470,16 +470,16 @@ def _tree(history: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _sources(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _sources(message: ForeignJson) -> list[ForeignJson]:
     sources = message.get("sources") or []
     return sources if isinstance(sources, list) else []
 
 
-def _branch_id(history: dict[str, Any], m: dict[str, Any]) -> str:
+def _branch_id(history: ForeignJson, m: ForeignJson) -> str:
     """Open WebUI keeps a tree of messages, not named branches: a branch is named by the message that forked it
     (the nearest message, this one or above, that is not its parent's first child); the first line is `main`."""
     messages = history.get("messages") or {}
-    current: dict[str, Any] | None = m
+    current: ForeignJson | None = m
     while current is not None:
         parent = messages.get(str(current.get("parentId"))) if current.get("parentId") else None
         if parent is not None and (parent.get("childrenIds") or [current["id"]])[0] != current["id"]:
@@ -488,7 +488,7 @@ def _branch_id(history: dict[str, Any], m: dict[str, Any]) -> str:
     return "main"
 
 
-def _message(chat_id: str, m: dict[str, Any], history: dict[str, Any]) -> Message:
+def _message(chat_id: str, m: ForeignJson, history: ForeignJson) -> Message:
     assistant = m.get("role") == "assistant"
     content = str(m.get("content") or "")
     return Message(message_id=str(m["id"]), parent_id=m.get("parentId"), branch_id=_branch_id(history, m),
@@ -499,7 +499,7 @@ def _message(chat_id: str, m: dict[str, Any], history: dict[str, Any]) -> Messag
                    created_at=str(m.get("timestamp")) if m.get("timestamp") else None)
 
 
-def _run_detail(run_id: str, chat_id: str, m: dict[str, Any]) -> RunDetail:
+def _run_detail(run_id: str, chat_id: str, m: ForeignJson) -> RunDetail:
     error = m.get("error")
     if error:
         state, reason = "failed", "model_error"
@@ -515,11 +515,11 @@ def _run_detail(run_id: str, chat_id: str, m: dict[str, Any]) -> RunDetail:
                      tool_calls_executed=len(calls) if m.get("done") else None)
 
 
-def _events(data: dict[str, Any], recv_ns: int) -> list[Event]:
+def _events(data: ForeignJson, recv_ns: int) -> list[Event]:
     """One socket.io payload as the rig's stream events (most carry nothing a run's measure needs)."""
     kind = data.get("type")
     raw = data.get("data")
-    body: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    body: ForeignJson = raw if isinstance(raw, dict) else {}
     if kind == "status":
         return [make_event("status", None, {"stage": str(body.get("action") or ""),
                                             "text": str(body.get("description") or body.get("action") or "")}, recv_ns)]

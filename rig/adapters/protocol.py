@@ -10,14 +10,15 @@ from pydantic import BaseModel, ValidationError
 
 from rig.adapters.transport import Reply
 from rig.errors import TargetProtocolError
+from rig.jsonvalue import JsonObject
 
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY = 4000
 
 
-def exchange_of(operation: str, method: str, path: str, reply: Reply | None, *, note: str | None = None) -> dict[str, Any]:
+def exchange_of(operation: str, method: str, path: str, reply: Reply | None, *, note: str | None = None) -> JsonObject:
     """What the evidence keeps of the exchange a protocol error came from (the body clipped; redacted when stored)."""
-    out: dict[str, Any] = {"operation": operation, "method": method, "path": path}
+    out: JsonObject = {"operation": operation, "method": method, "path": path}
     if reply is not None:
         out.update(status=reply.status_code, content_type=reply.content_type, response=reply.text[:MAX_BODY])
     if note:
@@ -33,7 +34,7 @@ def describe(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', '')} (got {str(first.get('input'))[:80]!r}){more}"
 
 
-def fit(model: type[M], data: Any, *, operation: str, exchange: dict[str, Any], fix: str = "") -> M:
+def fit(model: type[M], data: Any, *, operation: str, exchange: JsonObject, fix: str = "") -> M:
     """`data` as `model`, or the target's protocol error naming the operation, what did not fit, and the exchange."""
     if data is None:
         raise TargetProtocolError(f"{operation}: the answer holds no {model.__name__}" + (f" ({fix})" if fix else ""),

@@ -15,6 +15,7 @@ from typing import Any
 
 from rig.clock import now_ns
 from rig.errors import TargetUnreachable
+from rig.jsonvalue import ForeignJson
 
 MAX_PENDING = 2000  # events kept for messages nobody reads yet
 _CLOSED = object()
@@ -32,7 +33,7 @@ class ChatSocket:
         self._path = socketio_path
         self._client = socketio.Client(reconnection=False)
         self._queues: dict[str, queue.Queue[Any]] = {}
-        self._pending: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self._pending: dict[str, list[tuple[int, ForeignJson]]] = {}
         self._lock = threading.Lock()
         self._client.on(event_name, self._on_event)
         self._client.on("disconnect", self._on_disconnect)
@@ -65,7 +66,7 @@ class ChatSocket:
         with self._lock:
             return message_id in self._queues
 
-    def events(self, message_id: str, timeout_s: float) -> Iterator[tuple[int, dict[str, Any]]]:
+    def events(self, message_id: str, timeout_s: float) -> Iterator[tuple[int, ForeignJson]]:
         """(receive time, payload) of each event of the message, until the caller stops or `timeout_s` of silence."""
         self.expect(message_id)
         q = self._queues[message_id]
@@ -82,7 +83,7 @@ class ChatSocket:
             with self._lock:
                 self._queues.pop(message_id, None)
 
-    def _on_event(self, data: dict[str, Any]) -> None:
+    def _on_event(self, data: ForeignJson) -> None:
         stamp = now_ns()
         message_id = str((data or {}).get("message_id") or "")
         with self._lock:

@@ -16,11 +16,11 @@ A message's content is its lines up to its first citation line or the next messa
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rig.adapters.models import Citation, Message, Session
+from rig.jsonvalue import ForeignJson
 
 
 class TextExportRules(BaseModel):
@@ -51,7 +51,7 @@ def read_text_export(text: str, rules: TextExportRules) -> Session:
     message_re, citation_re = re.compile(rules.message), re.compile(rules.citation)
     end_re = re.compile(rules.end) if rules.end else None
     session_id = ""
-    messages: list[dict[str, Any]] = []
+    messages: list[ForeignJson] = []
     for line in text.splitlines():
         if end_re is not None and end_re.search(line):
             break

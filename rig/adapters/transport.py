@@ -97,11 +97,9 @@ class HttpxTransport(Transport):
 
     def send(self, method: str, path: str, *, op: str, headers: dict[str, str], body: bytes | None = None,
              timeout_s: float | None = None) -> Reply:
-        kwargs: dict[str, Any] = {"headers": headers, "content": body}
-        if timeout_s is not None:
-            kwargs["timeout"] = timeout_s
+        timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else timeout_s
         try:
-            response = self._http.request(method, path, **kwargs)
+            response = self._http.request(method, path, headers=headers, content=body, timeout=timeout)
         except httpx.TransportError as exc:
             raise TransportError(f"{type(exc).__name__}: {exc}") from None
         finally:

@@ -37,6 +37,7 @@ from rig.adapters.text_export import TextExportRules, read_text_export
 from rig.adapters.transport import Transport, multipart
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, TargetProtocolError, TargetUnreachable
+from rig.jsonvalue import ForeignJson
 from rig.measure.sse import RawEvent
 
 API = "/api/v1"
@@ -59,7 +60,7 @@ class WorkbenchAdapter(Adapter):
     # -- capabilities ----------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
         if self._caps is None:
-            declared: dict[str, Any] = {}
+            declared: ForeignJson = {}
             reply = self.request(None, "GET", f"{API}/capabilities", op="capabilities", raise_for_status=False)
             if reply.status_code == 200:
                 declared = reply.json()
@@ -135,7 +136,7 @@ class WorkbenchAdapter(Adapter):
     # -- retrieval -------------------------------------------------------------------------------------------
     def search(self, auth: Auth, project_id: str, queries: list[str], scope: list[str] | None = None,
                history: list[dict[str, str]] | None = None, *, traceparent: str | None = None) -> SearchResult:
-        body: dict[str, Any] = {"project_id": project_id, "queries": queries, "scope": scope}
+        body: ForeignJson = {"project_id": project_id, "queries": queries, "scope": scope}
         if history:
             body["history"] = history
         sent = now_ns()
@@ -154,7 +155,7 @@ class WorkbenchAdapter(Adapter):
 
     def set_scope(self, auth: Auth, session_id: str, scope: list[str],
                   attachments: list[str] | None = None) -> ScopeSet:
-        body: dict[str, Any] = {"scope": scope}
+        body: ForeignJson = {"scope": scope}
         if attachments is not None:
             body["attachments"] = attachments
         return ScopeSet.model_validate(self.json(auth, "PATCH", f"{API}/sessions/{session_id}", op="set_scope",
@@ -162,7 +163,7 @@ class WorkbenchAdapter(Adapter):
 
     def ask(self, auth: Auth, session_id: str, content: str, *, parent_id: str | None = None,
             traceparent: str | None = None) -> Submitted:
-        body: dict[str, Any] = {"content": content}
+        body: ForeignJson = {"content": content}
         if parent_id:
             body["parent_id"] = parent_id
         headers = {"traceparent": traceparent} if traceparent else None
@@ -235,7 +236,7 @@ class WorkbenchAdapter(Adapter):
                                                         json=body))
 
     # -- test-only control -----------------------------------------------------------------------------------
-    def chaos(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def chaos(self, method: str, path: str, body: ForeignJson | None = None) -> Any:
         if not self.chaos_token:
             raise CapabilityMissing("chaos", detail="no chaos token configured for this target")
         reply = self.request(None, method, f"{API}/_chaos/{path.lstrip('/')}", op="chaos", json=body,

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth
 from rig.browser.driver import BrowserTurn, BrowserUser, turn_measures
 from rig.browser.selectors import SelectorMap
 from rig.evidence import EvidenceStore
+from rig.jsonvalue import ForeignJson
 from rig.stats import summarize
 from rig.waiting import wait_until
 
@@ -31,7 +32,7 @@ class BrowserPlan(BaseModel):
 
     base_url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"  # how the worker process reads run records (`package.module:Class`)
-    adapter_options: dict[str, Any] = Field(default_factory=dict)  # target.options and target.http (no secrets)
+    adapter_options: ForeignJson = Field(default_factory=dict)  # target.options and target.http (no secrets)
     username: str
     project_id: str
     doc_ids: list[str]
@@ -51,6 +52,7 @@ class TurnRecord(BaseModel):
     server_end_ms: float | None = None
     server_state: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def t4_minus_server(self) -> float | None:
         if self.turn.answer_ms is None or self.server_first_token_ms is None:
@@ -67,22 +69,49 @@ class BrowserRunResult:
     wall_s: float = 0.0
     run_dir: Path | None = None  # where `rig browser` wrote it
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> BrowserSummary:
+        """The turns' timings and the browser's memory, as browser.json opens."""
         lags = [r.t4_minus_server for r in self.records if r.t4_minus_server is not None]
         users = max((r.user for r in self.records), default=-1) + 1
-        out: dict[str, Any] = {"turns": len(self.records), "errors": self.errors[:20], "users": users,
-                               "wall_s": self.wall_s, "rss_base_mb": self.rss_base_mb, "rss_peak_mb": self.rss_peak_mb}
-        for code in ("t3", "t4", "t5"):
-            vals = [v for r in self.records if (v := getattr(r.turn, code)) is not None]
-            out[code.upper()] = _pcts(vals)
-        out["T4_browser_minus_server"] = _pcts(lags)
-        return out
+
+        def pcts(code: str) -> Percentiles:
+            return _pcts([v for r in self.records if (v := getattr(r.turn, code)) is not None])
+
+        return BrowserSummary(turns=len(self.records), errors=self.errors[:20], users=users, wall_s=self.wall_s,
+                              rss_base_mb=self.rss_base_mb, rss_peak_mb=self.rss_peak_mb, T3=pcts("t3"), T4=pcts("t4"),
+                              T5=pcts("t5"), T4_browser_minus_server=_pcts(lags))
 
 
-def _pcts(values: list[float]) -> dict[str, float | int | None]:
+class Percentiles(BaseModel):
+    """Count, p50, p95 and max of one browser timing, in ms."""
+
+    count: int
+    p50: float | None
+    p95: float | None
+    max: float | None
+
+
+class BrowserSummary(BaseModel):
+    """browser.json: the turns' timings, the browser's memory, and (from `rig browser`) every turn's record."""
+
+    turns: int
+    errors: list[str]
+    users: int
+    wall_s: float
+    rss_base_mb: float
+    rss_peak_mb: float
+    rss_per_context_mb: float | None = None
+    T3: Percentiles  # noqa: N815 - the eval set's code
+    T4: Percentiles  # noqa: N815
+    T5: Percentiles  # noqa: N815
+    T4_browser_minus_server: Percentiles  # noqa: N815
+    records: list[TurnRecord] = Field(default_factory=list)
+
+
+def _pcts(values: list[float]) -> Percentiles:
     """Count, p50, p95 and max by the rig's one percentile (`rig.stats`), as every report shows them."""
     s = summarize(values)
-    return {"count": s.count, "p50": s.p50, "p95": s.p95, "max": s.max}
+    return Percentiles(count=s.count, p50=s.p50, p95=s.p95, max=s.max)
 
 
 async def drive_users(browser: Any, selectors: SelectorMap, plan: BrowserPlan, password: str, adapter: Adapter,

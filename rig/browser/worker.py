@@ -8,7 +8,6 @@ writers from several processes) and prints one JSON summary line at the end.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -35,7 +34,7 @@ def main(argv: list[str]) -> int:
         with BrowserHost() as host:
             result = host.call(drive_users(host.browser, selectors, plan, password, adapter, auth, store,
                                            rss=host.browser_pss_mb), timeout_s=plan.deadline_s + 120)
-        print(json.dumps(result.summary(), default=str), flush=True)
+        print(result.summary().model_dump_json(), flush=True)
         return 0 if not result.errors else 1
     finally:
         store.close()

@@ -28,14 +28,12 @@ def browser(options: BrowserRunOptions) -> None:
     table = Table(title="browser timings (ms)")
     for col in ("measure", "n", "p50", "p95", "max"):
         table.add_column(col)
-    for key in ("T3", "T4", "T5", "T4_browser_minus_server"):
-        row = summary[key]
-        assert isinstance(row, dict)
-        table.add_row(key, str(row["count"]), *(f"{row[k]:.1f}" if row[k] is not None else "—"
-                                                for k in ("p50", "p95", "max")))
+    for key, row in (("T3", summary.T3), ("T4", summary.T4), ("T5", summary.T5),
+                     ("T4_browser_minus_server", summary.T4_browser_minus_server)):
+        table.add_row(key, str(row.count), *(f"{v:.1f}" if v is not None else "—" for v in (row.p50, row.p95, row.max)))
     console.print(table)
-    console.print(f"{summary['turns']} turns by {users} user(s) in {result.wall_s:.1f} s; browser PSS "
-                  f"{summary['rss_base_mb']:.0f} → {summary['rss_peak_mb']:.0f} MiB")
+    console.print(f"{summary.turns} turns by {users} user(s) in {result.wall_s:.1f} s; browser PSS "
+                  f"{summary.rss_base_mb:.0f} → {summary.rss_peak_mb:.0f} MiB")
     for err in result.errors:
         console.print(f"[red]error[/red] {err}")
     console.print(f"run directory: {result.run_dir}")

@@ -63,7 +63,7 @@ def grouped(command: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def wrapper(**given: Any) -> None:
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         for name, (model, keys) in models.items():
             values = {key: given.pop(param) for param, key in keys}
             try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -42,7 +41,7 @@ class History:
         conn.execute(SCHEMA)
         return conn
 
-    def record(self, run_dir: Path, manifest: RunManifest, decision: str, headlines: dict[str, Any]) -> None:
+    def record(self, run_dir: Path, manifest: RunManifest, decision: str, headlines: dict[str, float | None]) -> None:
         """Add (or replace, after a resume) one finished run."""
         with self._connect() as conn:
             conn.execute("INSERT OR REPLACE INTO runs VALUES(?,?,?,?,?,?,?,?)",

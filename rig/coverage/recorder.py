@@ -54,21 +54,26 @@ class CoverageRecorder:
         runs = [r for r, s in self.run_session.items() if s == session_id]
         return "running" if any(r not in self.run_ended for r in runs) else "ended"
 
-    def _target(self, op: str, args: dict[str, Any]) -> tuple[str | None, str]:
+    def _target(self, op: str, args: dict[str, object]) -> tuple[str | None, str]:
         """The object an operation acts on and its state."""
+
+        def arg(name: str) -> str | None:
+            value = args.get(name)
+            return None if value is None else str(value)
+
         if op in RUN_OPS:
-            return args.get("run_id"), self._run_state(str(args.get("run_id")))
+            return arg("run_id"), self._run_state(str(arg("run_id")))
         if op in SESSION_OPS:
-            return args.get("session_id"), self._session_state(str(args.get("session_id")))
+            return arg("session_id"), self._session_state(str(arg("session_id")))
         if op == "regenerate":
-            session = self.message_session.get(str(args.get("message_id")))
-            return args.get("message_id"), self._session_state(session) if session else "ended"
+            session = self.message_session.get(str(arg("message_id")))
+            return arg("message_id"), self._session_state(session) if session else "ended"
         if op in DOC_OPS:
-            return args.get("doc_id"), "ended"
+            return arg("doc_id"), "ended"
         if op in ("upload", "open_session"):
-            return args.get("project_id"), "ended"
+            return arg("project_id"), "ended"
         if op == "locate_citation":
-            return args.get("citation_id"), "ended"
+            return arg("citation_id"), "ended"
         return None, "ended"
 
     # -- calls ------------------------------------------------------------------------------------------------
@@ -124,7 +129,7 @@ class CoverageRecorder:
         if last is not None and getattr(last, "event", None) in TERMINAL_EVENTS:
             self.run_ended.add(run_id)
 
-    def _learn(self, op: str, user: str, args: dict[str, Any], result: Any) -> None:
+    def _learn(self, op: str, user: str, args: dict[str, object], result: Any) -> None:
         if isinstance(result, SessionOpened):
             self.own(user, result.session_id)
         elif isinstance(result, (Submitted, Resumed)):

@@ -10,8 +10,9 @@ from typing import Any
 
 from rig.faults.control import FaultControl
 from rig.faults.vocabulary import Fault
+from rig.jsonvalue import ForeignJson, JsonObject
 
-ChaosCall = Callable[[str, str, dict[str, Any] | None], Any]  # the adapter's `chaos(method, path, body)`
+ChaosCall = Callable[[str, str, ForeignJson | None], Any]  # the adapter's `chaos(method, path, body)`
 
 
 class ProxyInjector:
@@ -26,7 +27,7 @@ class ProxyInjector:
     def fired(self, fault: Fault, handle: str | None) -> int | None:
         return self.control.fired(handle) if handle else None
 
-    def lift(self, fault: Fault, handle: str | None) -> dict[str, Any]:
+    def lift(self, fault: Fault, handle: str | None) -> JsonObject:
         count = self.fired(fault, handle)
         if handle:
             self.control.remove(handle)
@@ -53,7 +54,7 @@ class TargetInjector:
         listed = self.chaos("GET", "faults", None) or []
         return next((int(f.get("fired", 0)) for f in listed if str(f.get("fault_id")) == handle), None)
 
-    def lift(self, fault: Fault, handle: str | None) -> dict[str, Any]:
+    def lift(self, fault: Fault, handle: str | None) -> JsonObject:
         with self._lock:
             self.held.pop(handle or "", None)
             listed = self.chaos("GET", "faults", None) or []

@@ -9,6 +9,7 @@ import httpx
 from pydantic import BaseModel
 
 from rig.errors import RigError
+from rig.jsonvalue import ForeignJson
 
 
 class RequestRecord(BaseModel):
@@ -42,7 +43,7 @@ class FaultControl:
         self.url = url.rstrip("/")
         self._timeout = timeout_s
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, body: ForeignJson | None = None) -> Any:
         try:
             response = httpx.request(method, f"{self.url}/_rig/{path}", json=body, timeout=self._timeout)
         except httpx.TransportError as exc:
@@ -54,7 +55,7 @@ class FaultControl:
                            fix="check the rule against `rig chaos modes`")
         return response.json()
 
-    def add(self, rule: BaseModel | dict[str, Any]) -> str:
+    def add(self, rule: BaseModel | ForeignJson) -> str:
         """Add a rule (a `ProxyFault`, a `LinkFault`, or its fields); returns its id."""
         body = rule.model_dump(exclude_none=True) if isinstance(rule, BaseModel) else rule
         return str(self._call("POST", "rules", body)["rule_id"])
@@ -65,7 +66,7 @@ class FaultControl:
     def clear(self) -> int:
         return int(self._call("DELETE", "rules").get("cleared", 0))
 
-    def rules(self) -> list[dict[str, Any]]:
+    def rules(self) -> list[ForeignJson]:
         return list(self._call("GET", "rules"))
 
     def fired(self, rule_id: str) -> int:

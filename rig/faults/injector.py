@@ -3,9 +3,10 @@ restarter), so a gate fixture and a chaos schedule put a `Fault` in force, and t
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from rig.faults.vocabulary import Fault
+from rig.jsonvalue import JsonObject
 
 
 class Injector(Protocol):
@@ -15,7 +16,7 @@ class Injector(Protocol):
         """Put `fault` in force; a handle to lift it by (None: nothing to lift, as a restart)."""
         ...
 
-    def lift(self, fault: Fault, handle: str | None) -> dict[str, Any]:
+    def lift(self, fault: Fault, handle: str | None) -> JsonObject:
         """Take the fault back; what the channel said of it (how often it fired)."""
         ...
 

@@ -19,9 +19,11 @@ A gate case's fixtures, a chaos schedule and Chaos Toolkit's actions all build a
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rig.jsonvalue import ForeignJson
 
 Via = Literal["target", "llm_proxy", "http_proxy", "restart", "network"]
 ProxyMode = Literal["latency", "first_token_delay", "status", "reset", "empty", "cut", "no_usage", "slow_body"]
@@ -143,7 +145,7 @@ class Fault(BaseModel):
         """`point/mode`, the Prometheus labels of `rig_chaos_faults_total`."""
         return f"{self.point}/{self.mode}"
 
-    def target_spec(self) -> dict[str, Any]:
+    def target_spec(self) -> ForeignJson:
         """The body of `POST /_chaos/faults`."""
         return {k: v for k, v in {"point": self.point, "mode": self.mode, "times": self.times,
                                   "delay_ms": self.delay_ms, "match": self.match}.items() if v is not None}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from opentelemetry.trace import Span
 
@@ -13,6 +13,7 @@ from rig.coverage.recorder import CoverageRecorder, CoveredAdapter
 from rig.errors import CapabilityMissing, RigError
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
+from rig.jsonvalue import JsonObject
 from rig.target.recording import RecordingContext
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer
@@ -40,7 +41,7 @@ class CaseContext(RecordingContext):
         return cast(Adapter, self._covered)
 
     def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
-             required: bool = True, needs: tuple[str, ...] = (), seen: dict[str, Any] | None = None) -> Item:
+             required: bool = True, needs: tuple[str, ...] = (), seen: JsonObject | None = None) -> Item:
         recorded = super().item(name, ok, reason, *evidence_ids, required=required, needs=needs, seen=seen)
         self.coverage.attribute(f"case {self.case.case_id} {name}")
         return recorded

@@ -35,6 +35,7 @@ from rig.gate.browser_kit import browser_steps
 from rig.gate.context import CaseContext
 from rig.gate.registry import CaseSpec
 from rig.interrupt import GraceExpired
+from rig.jsonvalue import ForeignJson
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
 from rig.verdict import Item, Verdict, aggregate
@@ -60,7 +61,7 @@ class RunOutcome:
 
 def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
               manifest: CorpusManifest, specs: list[CaseSpec], *, repeat: int = 1,
-              chaos_defaults: dict[str, Any] | None = None, progress: ProgressFn | None = None,
+              chaos_defaults: ForeignJson | None = None, progress: ProgressFn | None = None,
               browser: BrowserKit | str | None = None, tracer: RigTracer | None = None,
               stop: Callable[[], bool] | None = None) -> RunOutcome:
     """Run every selected case `repeat` times (skipping those already finished in the store).
@@ -139,7 +140,7 @@ def ran_cases(store: EvidenceStore) -> set[tuple[int, int]]:
 
 def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval_set: EvalSet,
             corpus_dir: Path, manifest: CorpusManifest, spec: CaseSpec, rep: int,
-            chaos_defaults: dict[str, Any] | None, outcome: RunOutcome) -> tuple[Verdict, str]:
+            chaos_defaults: ForeignJson | None, outcome: RunOutcome) -> tuple[Verdict, str]:
     with tracer.case_span(spec.case_id, spec.record_id, list(spec.codes), rep) as span:
         verdict, reason = _run_one(target, store, eval_set, corpus_dir, manifest, spec, rep, chaos_defaults,
                                    outcome, tracer, span)
@@ -150,7 +151,7 @@ def _traced(tracer: RigTracer, target: TargetSession, store: EvidenceStore, eval
 
 
 def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, corpus_dir: Path,
-             manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: dict[str, Any] | None,
+             manifest: CorpusManifest, spec: CaseSpec, rep: int, chaos_defaults: ForeignJson | None,
              outcome: RunOutcome, tracer: RigTracer, span: Span) -> tuple[Verdict, str]:
     ctx = CaseContext(rep, eval_set.case(spec.case_id), store, target, eval_set, corpus_dir, manifest,
                       tracer=tracer, span=span, coverage=outcome.coverage)

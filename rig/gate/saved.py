@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from rig.adapters.models import Auth
 from rig.errors import CapabilityMissing
+from rig.jsonvalue import JsonObject
 from rig.verdict import Item, Verdict
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def _put(snap: SavedSnapshot, kind: str, key: str, content: Any) -> None:
     snap.objects[key] = SavedObject(kind=kind, sha256=hashlib.sha256(text.encode()).hexdigest(), content=content)
 
 
-def _message(m: Any) -> dict[str, Any]:
+def _message(m: Any) -> JsonObject:
     return {"role": m.role, "content": m.content.strip(), "parent_id": m.parent_id, "branch_id": m.branch_id,
             "run_id": m.run_id, "citations": sorted([c.doc_id, c.page, c.quote, c.marker] for c in m.citations)}
 

@@ -140,15 +140,17 @@ def _num(v: int | None) -> float | None:
 def fetch_settled(client: LangfuseClient, trace_id: str, expected_generations: int, *, timeout_s: float,
                   interval_s: float = 0.5) -> tuple[LangfuseTrace | None, int]:
     """Read a trace until it holds the expected generations or `timeout_s` passes; (last trace seen, attempts)."""
-    seen: dict[str, Any] = {"trace": None, "attempts": 0}
+    trace: LangfuseTrace | None = None
+    attempts = 0
 
     def settled() -> bool:
-        seen["attempts"] += 1
-        seen["trace"] = client.trace(trace_id)
-        return seen["trace"] is not None and len(seen["trace"].generations) >= expected_generations
+        nonlocal trace, attempts
+        attempts += 1
+        trace = client.trace(trace_id)
+        return trace is not None and len(trace.generations) >= expected_generations
 
     wait_until(settled, timeout_s, interval_s=interval_s)
-    return seen["trace"], int(seen["attempts"])
+    return trace, attempts
 
 
 def pull(run_dir: Path, client: LangfuseClient, *, settle_s: float = 5.0, timeout_s: float = 30.0,

@@ -7,7 +7,6 @@ Sets up an account and a project with P32 (and P13) on the embedded workbench, o
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Annotated, ClassVar
@@ -16,7 +15,7 @@ from pydantic import Field
 
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import load_selectors
-from rig.browser.session import BrowserPlan, BrowserRunResult, drive_users
+from rig.browser.session import BrowserPlan, BrowserRunResult, BrowserSummary, drive_users
 from rig.catalog import eval_set_sha256
 from rig.clock import now_iso
 from rig.config import RigConfig
@@ -42,7 +41,7 @@ class BrowserRunOptions(TargetChoice, EmbeddedChoice, OutputChoice):
                           ] = 180.0
 
 
-def run_browser(options: BrowserRunOptions) -> tuple[dict[str, object], BrowserRunResult]:
+def run_browser(options: BrowserRunOptions) -> tuple[BrowserSummary, BrowserRunResult]:
     """Drive the users and write browser.json; returns the summary and the per-turn records."""
     return perform(BrowserRun(options))
 
@@ -84,14 +83,14 @@ class BrowserRun(OnOptions[BrowserRunOptions]):
                                                 auth, run.store, rss=host.browser_pss_mb),
                                     timeout_s=o.deadline_s + 120)
 
-    def finish(self, run: Run) -> tuple[dict[str, object], BrowserRunResult]:
+    def finish(self, run: Run) -> tuple[BrowserSummary, BrowserRunResult]:
         """browser.json: the timings' summary, the browser's memory per context, every turn's record."""
         result, users = self.result, self.options.users
         assert result is not None
         run.ended()
         result.run_dir = run.dir
         summary = result.summary()
-        summary["rss_per_context_mb"] = (summary["rss_peak_mb"] - summary["rss_base_mb"]) / users
-        summary["records"] = [r.model_dump() | {"t4_minus_server": r.t4_minus_server} for r in result.records]
-        (run.dir / "browser.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+        summary.rss_per_context_mb = (summary.rss_peak_mb - summary.rss_base_mb) / users
+        summary.records = list(result.records)
+        (run.dir / "browser.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
         return summary, result

@@ -5,12 +5,11 @@ its policy and baseline (the manifest), and how it ended (`rig.run_end`)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
-from typing import Any
 
 from rig.compare.baseline import decide_with_baseline
 from rig.evidence import EvidenceStore
+from rig.load.plan import LoadPlan
 from rig.load.summary import load_summary
 from rig.measure import labels
 from rig.measure.tcodes import PACE_CODES, is_tcode
@@ -25,7 +24,6 @@ from rig.report.load_section import load_section
 from rig.report.markdown import markdown_report
 from rig.report.soak_section import soak_html
 from rig.results.capacity import CapacityResult
-from rig.results.chaos import ChaosAnalysis
 from rig.results.load import LoadSummary, WorkerRecord, observed_for_policy
 from rig.run_end import Finished, ended_reasons, finishing
 from rig.runmanifest import RunManifest
@@ -173,26 +171,30 @@ def finish_load_dir(run_dir: Path) -> Finished:
 
 
 def _refinish(run_dir: Path, manifest: RunManifest, store: EvidenceStore, early: str | None) -> Decision:
-    plan = store.meta("plan") or {}
-    previous = _json(run_dir / "load.json")
-    duration = float(plan.get("duration_s") or previous.get("duration_s") or 0.0)
-    if previous.get("duration_s") and not early:  # a finished run: the duration its summary was taken over
-        duration = float(previous["duration_s"])
+    plan = LoadPlan.model_validate(store.meta("plan")) if store.meta("plan") else None
+    previous = _previous(run_dir / "load.json")
+    duration = (plan.duration_s if plan else None) or (previous.duration_s if previous else 0.0)
+    if previous is not None and previous.duration_s and not early:  # a finished run: its summary's duration
+        duration = previous.duration_s
     elif early:  # the run lasted until its last evidence, not its planned duration
         started = store.meta("load_started_ms")
         last = store.last_activity_ms()
         if started and last:
             duration = max(0.001, min(duration or float("inf"), (last - float(started)) / 1000))
-    workers = int(previous.get("workers") or _count_worker_logs(run_dir))
-    users = int(previous.get("users") or 0)
+    workers = previous.workers if previous is not None else _count_worker_logs(run_dir)
+    users = previous.users if previous is not None else 0
     summary = load_summary(store, run_dir, duration, workers, users)
-    if previous.get("chaos") and summary.chaos is None:
-        summary.chaos = ChaosAnalysis.model_validate(previous["chaos"])  # the chaos plug-in's, when it got to write it
+    if previous is not None and previous.chaos is not None and summary.chaos is None:
+        summary.chaos = previous.chaos  # the chaos plug-in's, when it got to write it
     return finish_load(run_dir, store, manifest, summary)
 
 
-def _json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+def _previous(path: Path) -> LoadSummary | None:
+    """The load.json a run wrote before, when there is a whole one."""
+    try:
+        return LoadSummary.model_validate_json(path.read_bytes()) if path.exists() else None
+    except ValueError:
+        return None
 
 
 def _count_worker_logs(run_dir: Path) -> int:

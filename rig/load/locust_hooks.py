@@ -26,6 +26,7 @@ from rig.adapters import load_adapter_class
 from rig.clock import now_ns
 from rig.errors import RigError
 from rig.evidence import EvidenceStore
+from rig.jsonvalue import ForeignJson
 from rig.load.plan import LoadPlan
 from rig.load.process import PROCESS, RECORDER, plan_of, replay_of
 from rig.load.recorder import unpack
@@ -66,7 +67,7 @@ def _init(environment: Any, **_: Any) -> None:
         RECORDER.origin = runner.client_id
         ledger = WorkerLedger.from_env()
 
-        def ship(client_id: str, data: dict[str, Any]) -> None:
+        def ship(client_id: str, data: ForeignJson) -> None:
             data["rig_samples"] = RECORDER.drain_outbox()
             if ledger is not None:
                 ledger.shipped(client_id, len(data["rig_samples"]), *report_counts(data))
@@ -76,7 +77,7 @@ def _init(environment: Any, **_: Any) -> None:
         return
     RECORDER.origin = "master" if isinstance(runner, MasterRunner) else "local"
     if isinstance(runner, MasterRunner):
-        def merge(client_id: str, data: dict[str, Any]) -> None:
+        def merge(client_id: str, data: ForeignJson) -> None:
             rows = [unpack(r, client_id) for r in data.get("rig_samples") or []]
             RECORDER.ingest(rows, client_id)
             PROCESS.book.report(client_id, len(rows), *report_counts(data))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rig.jsonvalue import ForeignJson
 from rig.load.replay.plan import ReplayPlan
 
 # a researcher's actions and how often each is drawn (`rig load --mix` changes them)
@@ -30,7 +31,7 @@ class PaperSet(BaseModel):
 class LoadPlan(BaseModel):
     target_url: str
     adapter: str = "rig.adapters:WorkbenchAdapter"  # `package.module:Class` every user builds on its Locust client
-    adapter_options: dict[str, Any] = Field(default_factory=dict)  # target.options and target.http (no secrets)
+    adapter_options: ForeignJson = Field(default_factory=dict)  # target.options and target.http (no secrets)
     project_by_user: dict[str, str]
     paper_sets: list[PaperSet]
     usernames: list[str]

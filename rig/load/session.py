@@ -45,7 +45,7 @@ from rig.redact import Redactor
 from rig.results.load import LoadSummary, observed_for_policy
 from rig.run import OnOptions, Run, perform
 from rig.rundir import run_directory
-from rig.runmanifest import DecisionInputs, RunManifest
+from rig.runmanifest import DecisionInputs, ReplaySource, RunManifest
 from rig.target.session import Connection
 
 Progress = Callable[[str, float, float], None]
@@ -203,10 +203,10 @@ class LoadRun(OnOptions[LoadOptions]):
             simulated = min(len(replay.sessions), MAX_REPLAY_USERS)  # one user a session (they queue past the cap)
             self.options = o = o.model_copy(update={"duration_s": replay.duration_s(), "users": simulated,
                                                     "spawn_rate": max(o.spawn_rate, float(simulated))})
-            run.manifest.replay = {"file": str(o.replay), "sha256": self.source.sha256, "format": self.source.format,
-                                   "speed": replay.speed, "window_s": replay.window_s,
-                                   "sessions": len(replay.sessions), "turns": replay.turns,
-                                   "anonymised": replay.anonymised}
+            run.manifest.replay = ReplaySource(file=str(o.replay), sha256=self.source.sha256,
+                                               format=self.source.format, speed=replay.speed, window_s=replay.window_s,
+                                               sessions=len(replay.sessions), turns=replay.turns,
+                                               anonymised=replay.anonymised)
         plan = LoadPlan(
             target_url=conn.adapter.base_url, adapter=conn.adapter_spec, adapter_options=conn.options,
             project_by_user={n: library.project for n in library.passwords}, paper_sets=library.sets,

@@ -5,17 +5,15 @@ when the rig writes `stop`."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 from locust import LoadTestShape
 
 from rig.load.locust_hooks import end_run_now
 from rig.load.process import RECORDER
 from rig.load.stages import shape_from_env
-from rig.results.shape import ShapeSpec
+from rig.results.shape import ShapeControl, ShapeSpec
 
 
 class RigShape(LoadTestShape):
@@ -37,14 +35,14 @@ class RigShape(LoadTestShape):
             t = self.get_run_time()
             return self._shown(self.spec.users_at(t), self.spec.stage_at(t))
         try:
-            wanted: dict[str, Any] = json.loads(Path(self.spec.control).read_text(encoding="utf-8"))
+            wanted = ShapeControl.model_validate_json(Path(self.spec.control).read_bytes())
         except (OSError, ValueError):  # mid-rewrite (the rig replaces it whole) or not yet there: keep the last
             return self.last
-        if wanted.get("stop") and not self.ending and self.runner is not None:
+        if wanted.stop and not self.ending and self.runner is not None:
             self.ending = True
             end_run_now(self.runner.environment)
-        self.last = (int(wanted.get("users", 0)), float(wanted.get("spawn_rate", 1.0)))
-        return self._shown(self.last, int(wanted.get("step", 0)))
+        self.last = (wanted.users, wanted.spawn_rate)
+        return self._shown(self.last, wanted.step)
 
     @staticmethod
     def _shown(wanted: tuple[int, float], stage: int) -> tuple[int, float]:

@@ -10,7 +10,6 @@ workers' last reports still count — and a steered shape asks for that ending w
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -19,7 +18,7 @@ import yaml
 
 from rig.clock import parse_duration
 from rig.errors import ConfigError
-from rig.results.shape import ShapeSpec, Stage
+from rig.results.shape import ShapeControl, ShapeSpec, Stage
 
 SHAPE_ENV = "RIG_SHAPE"
 
@@ -66,6 +65,6 @@ def shape_from_env() -> ShapeSpec | None:
 def write_control(path: Path, users: int, spawn_rate: float, *, step: int = 0, stop: bool = False) -> None:
     """What a steered shape runs next, as the search's `step` (written whole: a reader never sees half a file)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"users": users, "spawn_rate": spawn_rate, "step": step, "stop": stop}),
+    tmp.write_text(ShapeControl(users=users, spawn_rate=spawn_rate, step=step, stop=stop).model_dump_json(),
                    encoding="utf-8")
     tmp.replace(path)

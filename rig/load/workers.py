@@ -13,12 +13,14 @@ reports of that worker's ledger — a report is counted once or, when it never a
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from rig.jsonvalue import ForeignJson
 from rig.load.locust_rows import is_measure_row
 from rig.results.load import EventKind, WorkerEvent, WorkerRecord
 
@@ -29,7 +31,7 @@ def _now_ms() -> float:
     return time.time() * 1000
 
 
-def report_counts(data: dict[str, Any]) -> tuple[int, int]:
+def report_counts(data: ForeignJson) -> tuple[int, int]:
     """HTTP requests and failures in one worker report (Locust's entries minus the T-code rows)."""
     requests = failures = 0
     for entry in data.get("stats") or []:
@@ -106,6 +108,17 @@ class WorkerBook:
         return list(self.workers.values())
 
 
+class LedgerLine(BaseModel):
+    """One report a worker shipped, in its own words: what it sent, for the master's count to be held against."""
+
+    worker_id: str
+    seq: int
+    at_ms: float
+    rows: int
+    requests: int
+    failures: int
+
+
 class WorkerLedger:
     """A worker's own account of each report it shipped: a JSON line per report, flushed as it goes."""
 
@@ -120,18 +133,18 @@ class WorkerLedger:
 
     def shipped(self, worker_id: str, rows: int, requests: int, failures: int) -> None:
         self.seq += 1
-        line = {"worker_id": worker_id, "seq": self.seq, "at_ms": _now_ms(), "rows": rows, "requests": requests,
-                "failures": failures}
+        line = LedgerLine(worker_id=worker_id, seq=self.seq, at_ms=_now_ms(), rows=rows, requests=requests,
+                          failures=failures)
         with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(line) + "\n")
+            out.write(line.model_dump_json() + "\n")
 
 
-def read_ledger(path: Path) -> list[dict[str, Any]]:
+def read_ledger(path: Path) -> list[LedgerLine]:
     """A worker ledger's lines (a torn last line, from a worker killed while writing, is left out)."""
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            out.append(LedgerLine.model_validate_json(line))
+        except ValueError:
             continue
     return out

@@ -5,9 +5,11 @@ any target's wire format) and `rig.adapters.models` re-exports them beside the s
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rig.jsonvalue import ForeignJson
 
 
 class TargetModel(BaseModel):
@@ -46,7 +48,7 @@ class SearchCallResult(TargetModel):
     tool_call_id: str | None = None  # None where the target names no calls (capability search_calls)
     query: str = ""
     ok: bool
-    error: dict[str, Any] | None = None
+    error: ForeignJson | None = None  # the target's error object, as it sent it
     hits: list[Hit] = Field(default_factory=list)
 
 
@@ -143,9 +145,9 @@ class ToolCallHit(TargetModel):
 class ToolCallRecord(TargetModel):
     tool_call_id: str
     name: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ForeignJson = Field(default_factory=dict)  # the tool call's arguments, as the target sent them
     ok: bool
-    error: dict[str, Any] | None = None
+    error: ForeignJson | None = None  # the target's error object, as it sent it
     executed: bool = True
     hits: list[ToolCallHit] = Field(default_factory=list)
     returned_to_round: int | None = None
@@ -204,7 +206,7 @@ class Event(TargetModel):
     id: int | None = None
     recv_ns: int
     server_ts_ms: float | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: ForeignJson = Field(default_factory=dict)
 
 
 class StatusEvent(Event):
@@ -264,7 +266,7 @@ _OWN_FIELDS: dict[type[Event], frozenset[str]] = {
     cls: frozenset(cls.model_fields) - {"event", "id", "data"} for cls in _EVENT_CLASSES}
 
 
-def make_event(name: str, event_id: int | None, data: dict[str, Any], recv_ns: int) -> Event:
+def make_event(name: str, event_id: int | None, data: ForeignJson, recv_ns: int) -> Event:
     """Normalise one received event into its typed model (its fields validated; the whole payload kept in `data`)."""
     cls = EVENT_TYPES.get(name, Event)
     own = _OWN_FIELDS[cls]  # read once per class: pydantic's `model_fields` costs a descriptor call per access

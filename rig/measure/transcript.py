@@ -8,10 +8,10 @@ into T-code rows; every workload reads runs into this one shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rig.jsonvalue import JsonObject
 from rig.measure.citations import cite_sources
 from rig.measure.events import (
     Citation,
@@ -146,9 +146,9 @@ class RunTranscript(BaseModel):
     def first_answer_token(self) -> TokenEvent | None:
         return next((e for e in self.events if isinstance(e, TokenEvent) and e.kind == "answer"), None)
 
-    def timeline(self) -> list[dict[str, Any]]:
+    def timeline(self) -> list[JsonObject]:
         """Events with client (ms after submit) and server times side by side, tokens folded."""
-        out: list[dict[str, Any]] = []
+        out: list[JsonObject] = []  # evidence rows, shown unread
         tokens = 0
         for e in self.events:
             if isinstance(e, TokenEvent):

@@ -260,14 +260,14 @@ def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], f
     for i, host in enumerate(workers):
         ledgers = sorted((out / "hosts" / host.name).glob("*.ledger.jsonl"))
         lines = [line for path in ledgers for line in read_ledger(path)]
-        check = WorkerCheck(host=host.name, shipped_reports=len(lines), shipped_rows=sum(x["rows"] for x in lines),
-                            shipped_requests=sum(x["requests"] for x in lines))
+        check = WorkerCheck(host=host.name, shipped_reports=len(lines), shipped_rows=sum(x.rows for x in lines),
+                            shipped_requests=sum(x.requests for x in lines))
         if i == 0:
             check.crashed_ms = faults.get("crashed_ms")
             if "link_down_ms" in faults:
                 check.link_down = (faults["link_down_ms"], faults.get("link_up_ms", ended))
         if lines:
-            check.worker_id = lines[0]["worker_id"]
+            check.worker_id = lines[0].worker_id
             record = book.get(check.worker_id)
             check.record = record
             check.counted_rows = record.rows if record else 0
@@ -280,11 +280,11 @@ def _check(options: LabOptions, out: Path, run_dir: Path, workers: list[Host], f
                     check.counted_reports, check.prefix = k, True
                     break
                 if k < len(lines):
-                    rows, requests = rows + lines[k]["rows"], requests + lines[k]["requests"]
+                    rows, requests = rows + lines[k].rows, requests + lines[k].requests
             # reports past the counted ones may only be empty (a worker's report after its master quit)
             rest = lines[check.counted_reports or 0:] if check.prefix else lines
             check.intact = check.prefix and check.stored_rows == check.counted_rows and \
-                not any(x["rows"] or x["requests"] for x in rest)
+                not any(x.rows or x.requests for x in rest)
         result.workers.append(check)
     links = out / "hosts" / "target" / "links.json"
     for link in json.loads(links.read_text(encoding="utf-8")) if links.exists() else []:

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rig.catalog.models import EvalSet, QualityTurn
 from rig.errors import AnswerNeverEnded, CapabilityMissing, RigError, TargetProtocolError, TargetUnreachable
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
+from rig.jsonvalue import ForeignJson
 from rig.quality.context import QualityContext
 from rig.target.session import TargetSession
 from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
@@ -50,7 +50,7 @@ class CaseDriver:
     target: TargetSession
     store: EvidenceStore
     tracer: RigTracer = field(default_factory=noop_tracer)
-    chaos_defaults: dict[str, Any] | None = None
+    chaos_defaults: ForeignJson | None = None  # the target's own chaos settings, restored after each case
     on_turn: TurnDone | None = None
     eval_set: EvalSet | None = None
     corpus: CorpusManifest | None = None

@@ -13,11 +13,11 @@ import io
 import json
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rig.catalog.models import EvalSet
+from rig.jsonvalue import JsonObject
 from rig.results.quality import CitedSource, TurnRecord
 
 
@@ -47,7 +47,7 @@ class JudgeSheet(BaseModel):
     focus: str
     mechanical: dict[str, str]
     scores: dict[str, str | None]
-    fixture: dict[str, Any] = Field(default_factory=dict)  # scope switch, summary, injection reach, variants
+    fixture: JsonObject = Field(default_factory=dict)  # scope switch, summary, injection reach, variants
     proposal: Proposal | None = None
 
 

@@ -6,9 +6,9 @@ load.json (`LoadSummary.chaos`), the report's chaos section, the prerelease numb
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
+
+from rig.jsonvalue import JsonObject
 
 
 class Percentiles(BaseModel):
@@ -58,8 +58,8 @@ class ChaosWindow(BaseModel):
     ended_ms: float
     seconds: float
     error: str | None = None  # the channel failed to apply or roll back the fault
-    applied: dict[str, Any] | None = None  # what the channel reported (a restart's record, a proxy's rule id)
-    rolled_back: dict[str, Any] | None = None
+    applied: JsonObject | None = None  # what the channel reported (a restart's record, a proxy's rule id)
+    rolled_back: JsonObject | None = None
     trace_id: str | None = None
     runs_in_flight: int
     ends_in_window: dict[str, int]
@@ -91,8 +91,8 @@ class Window(BaseModel):
     planned_duration_s: float
     started_ms: float | None = None
     ended_ms: float | None = None
-    applied: dict[str, Any] = {}
-    rolled_back: dict[str, Any] = {}
+    applied: JsonObject = {}  # what the channel reported, kept unread (ready_s after a restart)
+    rolled_back: JsonObject = {}
     error: str | None = None
     trace_id: str | None = None
 
@@ -113,6 +113,6 @@ class ChaosAnalysis(BaseModel):
     windows: list[ChaosWindow] = Field(default_factory=list)
     hypothesis: dict[str, list[ProbeResult]] = Field(default_factory=dict)  # "before" / "after"
     baseline_runs: int = 0
-    rollbacks: list[dict[str, Any]] = Field(default_factory=list)
+    rollbacks: list[JsonObject] = Field(default_factory=list)  # what each channel cleared, as it said
     metrics_url: str | None = None  # where `rig_chaos_*` were served
     push_error: str | None = None  # the Pushgateway refused the counters

@@ -7,10 +7,11 @@ judge sheets and `quality.json` are all rendered from those records, never from 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rig.jsonvalue import JsonObject
 from rig.measure.events import Citation
 from rig.policy import Decision
 from rig.verdict import Verdict
@@ -72,7 +73,7 @@ class TurnRecord(BaseModel):
     citations: list[CitedSource] = Field(default_factory=list)
     metrics: list[Metric] = Field(default_factory=list)
     tcodes: dict[str, str] = Field(default_factory=dict)  # each listed T-code: "measured" or why not
-    fixture: dict[str, Any] = Field(default_factory=dict)
+    fixture: JsonObject = Field(default_factory=dict)  # what the turn's fixture did (scope switch …), shown unread
     previous: list[dict[str, str]] = Field(default_factory=list)  # earlier turns of the case (question, answer)
 
     def metric(self, name: str) -> Metric | None:

@@ -24,6 +24,16 @@ class StageMark(BaseModel):
     to_users: int
 
 
+class ShapeControl(BaseModel):
+    """The file a steered shape reads each tick (`rig capacity` writes it): users, spawn rate, the search's step, and
+    whether to end the run."""
+
+    users: int = 0
+    spawn_rate: float = 1.0
+    step: int = 0
+    stop: bool = False
+
+
 class ShapeSpec(BaseModel):
     """The stages of a run, or (`control`) a file the rig rewrites: `{"users": n, "spawn_rate": r, "step": k,
     "stop": bool}`."""

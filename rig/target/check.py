@@ -26,6 +26,7 @@ from rig.clock import now_ns
 from rig.corpus_load import upload_one, wait_final
 from rig.errors import CapabilityMissing, TargetHTTPError, TargetProtocolError, TargetUnreachable
 from rig.fixtures import CorpusManifest
+from rig.jsonvalue import JsonObject
 from rig.target.session import Connection
 
 CHECK_PAPER = "P32"
@@ -42,7 +43,7 @@ class CheckRow(BaseModel):
     status: str = ""  # the status(es) the target answered
     extracted: str = ""  # what the rig read from the answer
     note: str = ""  # why it failed, is absent or was skipped
-    exchange: dict[str, Any] | None = None  # the failing exchange (redacted as the evidence store keeps them)
+    exchange: JsonObject | None = None  # the failing exchange (redacted as the evidence store keeps them)
 
 
 class TargetCheck(BaseModel):
@@ -307,7 +308,7 @@ def _stream_summary(streamed: list[Event], sent: int) -> str:
             + (f"ended {end.state}/{end.reason}" if end else "no end"))
 
 
-def _exchange_dict(exchange: Exchange | None) -> dict[str, Any] | None:
+def _exchange_dict(exchange: Exchange | None) -> JsonObject | None:
     if exchange is None:
         return None
     return {"method": exchange.method, "path": exchange.path, "status": exchange.status, "error": exchange.error,

@@ -13,6 +13,7 @@ from typing import Any
 from rig import events
 from rig.errors import CapabilityMissing
 from rig.faults import Fault, ProxyInjector, TargetInjector
+from rig.jsonvalue import ForeignJson
 from rig.target.items import ItemRecording
 from rig.verdict import Verdict
 
@@ -42,7 +43,7 @@ class FaultFixtures(ItemRecording):
         self._chaos_used = False  # the target's test-only control was used: reset_chaos clears it
         self._proxy_rules: list[str] = []  # the LLM proxy's rules this case added
 
-    def chaos(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def chaos(self, method: str, path: str, body: ForeignJson | None = None) -> Any:
         self.require("chaos")
         self._chaos_used = True
         return self.adapter.chaos(method, path, body)
@@ -124,7 +125,7 @@ class FaultFixtures(ItemRecording):
         else through the target's own `internal_search` fault point; neither is CapabilityMissing."""
         proxy = self.target.model_proxy
         if proxy is not None and proxy.embeddings:
-            modes: dict[str, dict[str, Any]] = {"error": {"mode": "status", "status": status}, "empty": {"mode": "empty"},
+            modes: dict[str, ForeignJson] = {"error": {"mode": "status", "status": status}, "empty": {"mode": "empty"},
                                                 "reset": {"mode": "reset"},
                                                 "slow": {"mode": "latency", "delay_ms": delay_ms}}
             fault = Fault(via="llm_proxy", endpoint="embeddings", times=times, **modes[mode])
@@ -137,7 +138,7 @@ class FaultFixtures(ItemRecording):
         if not self.caps.chaos:
             raise CapabilityMissing("chaos", detail="no test-only control, and no target.model_proxy with embeddings: "
                                     "true through which the rig could fault the target's retrieval")
-        spec: dict[str, Any] = {"times": times} if times else {}
+        spec: ForeignJson = {"times": times} if times else {}
         if delay_ms is not None:
             spec["delay_ms"] = delay_ms
         point_mode = {"error": "error", "slow": "delay", "empty": "empty", "reset": "error"}[mode]
@@ -175,7 +176,7 @@ class FaultFixtures(ItemRecording):
             return False
         return True
 
-    def reset_chaos(self, defaults: dict[str, Any] | None) -> None:
+    def reset_chaos(self, defaults: ForeignJson | None) -> None:
         """Clear the case's model-proxy rules, and faults and default settings when it used the control."""
         proxy = self.target.model_proxy
         while proxy is not None and self._proxy_rules:

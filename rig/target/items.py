@@ -20,6 +20,7 @@ from rig.adapters.capabilities import Capabilities
 from rig.adapters.models import Auth, Session
 from rig.errors import CapabilityMissing
 from rig.evidence import EvidenceStore
+from rig.jsonvalue import JsonObject
 from rig.measure.events import Measure
 from rig.target.linking import LinkedAdapter
 from rig.target.session import TargetSession
@@ -61,7 +62,7 @@ class ItemRecording:
         """The target's adapter; sessions read through it have saved answers linked to the rig's runs."""
         return cast(Adapter, self._linked)
 
-    def _record_links(self, session: Session, links: list[dict[str, Any]]) -> None:
+    def _record_links(self, session: Session, links: list[JsonObject]) -> None:
         self.observe(f"session {session.session_id}: {len(links)} saved answer(s) linked by the rig's correlation",
                      {"session_id": session.session_id, "links": links,
                       "how": "the target names no run on these messages: each is linked to the rig's run by the "
@@ -97,7 +98,7 @@ class ItemRecording:
         return self.evidence("observation", title, data)
 
     def item(self, name: str, ok: bool | None | Verdict, reason: str, *evidence_ids: int,
-             required: bool = True, needs: tuple[str, ...] = (), seen: dict[str, Any] | None = None) -> Item:
+             required: bool = True, needs: tuple[str, ...] = (), seen: JsonObject | None = None) -> Item:
         """Record one item; with `needs`, a capability the target lacks makes it BLOCKED naming it.
 
         `reason` with `seen` is the promise, and `seen` what was observed: PASS reads "<promise> (seen: …)",
@@ -145,7 +146,7 @@ class ItemRecording:
                       + (f" ({exc.detail})" if exc.detail else ""))
 
     def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int,
-                 seen: dict[str, Any] | None = None) -> Item:
+                 seen: JsonObject | None = None) -> Item:
         """A field the protocol asks for: BLOCKED when the target does not declare `capability`, FAIL when it
         declares it and the field is absent, PASS when it is there."""
         if self.caps.missing(capability):
@@ -160,7 +161,7 @@ class ItemRecording:
             raise CapabilityMissing(", ".join(missing))
 
 
-def with_seen(promise: str, verdict: Verdict, seen: dict[str, Any]) -> str:
+def with_seen(promise: str, verdict: Verdict, seen: JsonObject) -> str:
     """An item's reason from its promise and what was observed (values, ids, pages, states)."""
     shown = "; ".join(f"{k} {_short(v)}" for k, v in seen.items())
     if verdict == Verdict.FAIL:

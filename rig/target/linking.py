@@ -18,6 +18,7 @@ from typing import Any
 
 from rig.adapters.base import Adapter
 from rig.adapters.models import Auth, Message, Session
+from rig.jsonvalue import JsonObject
 from rig.measure.transcript import RunTranscript
 
 
@@ -54,7 +55,7 @@ class RunLinks:
         else:
             known.answer = run.answer
 
-    def link(self, session: Session) -> tuple[Session, list[dict[str, Any]]]:
+    def link(self, session: Session) -> tuple[Session, list[JsonObject]]:
         """The session with each unlinked assistant message given the run the rig correlates it with, and the
         links made (run id, message id, how). Messages the target linked itself are left as they are."""
         runs = self.by_session.get(session.session_id, [])
@@ -111,7 +112,7 @@ class LinkedAdapter:
     """The adapter as a case sees it: sessions read back with the rig's links filled in where the target gave none;
     `on_link` is told each link the rig made, once (recorded as an observation)."""
 
-    def __init__(self, adapter: Adapter, links: RunLinks, on_link: Callable[[Session, list[dict[str, Any]]], None]
+    def __init__(self, adapter: Adapter, links: RunLinks, on_link: Callable[[Session, list[JsonObject]], None]
                  ) -> None:
         self._adapter = adapter
         self._links = links

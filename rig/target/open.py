@@ -14,7 +14,6 @@ import secrets
 import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from rig.adapters import Adapter, WorkbenchAdapter, load_adapter_class
 from rig.adapters.pace import RatePace
@@ -22,6 +21,7 @@ from rig.adapters.transport import Transport
 from rig.config import RigConfig
 from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
+from rig.jsonvalue import JsonObject
 from rig.redact import Redactor
 from rig.runmanifest import RunManifest, write_manifest
 from rig.target.embedded import EmbeddedWorkbench
@@ -126,7 +126,7 @@ def open_target(config: RigConfig | None, run_dir: Path, store: EvidenceStore, r
 
 
 def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: EvidenceStore, redactor: Redactor,
-          receiver: OtlpReceiver, manifest: RunManifest, saved: dict[str, Any] | None,
+          receiver: OtlpReceiver, manifest: RunManifest, saved: JsonObject | None,
           progress: Progress | None, needs: SetupNeeds | None) -> TargetSession:
     if conn.embedded is not None:
         store.set_meta("target_pid", conn.embedded.pid)

@@ -13,6 +13,7 @@ from rig.adapters.models import Auth
 from rig.config import AnswerBudget, ModelChoices
 from rig.errors import RigError, TargetHTTPError
 from rig.fixtures import CorpusManifest
+from rig.jsonvalue import ForeignJson
 from rig.target.embedded import EmbeddedWorkbench
 from rig.target.linking import RunLinks
 from rig.target.model_proxy import ModelProxy
@@ -34,7 +35,7 @@ class Connection:
     models: ModelChoices = field(default_factory=ModelChoices)
     slots_metric: str | None = None
     ready_path: str = "/readyz"
-    options: dict[str, Any] = field(default_factory=dict)  # what adapters built elsewhere need (options, http)
+    options: ForeignJson = field(default_factory=dict)  # what adapters built elsewhere need (options, http)
     model_proxy: ModelProxy | None = None  # the rig's LLM fault proxy in front of the target's model
     answer_budget: AnswerBudget = field(default_factory=AnswerBudget)  # one answer's stream, at most
 
@@ -72,7 +73,7 @@ class TargetSession(Connection):
     receiver: OtlpReceiver
     corpus_dir: Path = Path()
     corpus: CorpusManifest | None = None
-    chaos_defaults: dict[str, Any] | None = None
+    chaos_defaults: ForeignJson | None = None
     links: RunLinks = field(default_factory=RunLinks)  # the runs the rig read, to link saved answers without run ids
 
     @classmethod

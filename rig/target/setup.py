@@ -23,6 +23,7 @@ from rig.clock import now_ns
 from rig.corpus_load import LoadedFile, server_t1_ms, upload_one, wait_final
 from rig.evidence import EvidenceStore
 from rig.fixtures import CorpusManifest
+from rig.jsonvalue import ForeignJson
 
 ISOLATED = ["X-CORRUPT", "P44-BROKEN", "P32-INJECTED", "P32-DUPQUOTE", "P35-BLANK", "P32-CHANGED"]
 B_PAPERS = {"shared": "P21", "private": "P24"}
@@ -57,10 +58,10 @@ class IngestEntry(BaseModel):
     status: str | None
     pages_total: int | None
     pages_with_text: int | None
-    error: dict[str, Any] | None
+    error: ForeignJson | None  # the target's error object for this file, as it reported it
     t1_client_ms: float | None
     t1_server_ms: float | None
-    stages: list[dict[str, Any]] = Field(default_factory=list)
+    stages: list[ForeignJson] = Field(default_factory=list)  # the target's ingest stages, as it reported them
     upload_name: str = ""  # the file name the target was given
     derivation: str = ""  # how the fixture was made (a corpus paper, or a variant of one)
     sha256: str = ""  # the rig's own hash of the bytes it sent
@@ -87,7 +88,7 @@ class TargetSetup(BaseModel):
     b_shared_doc: str = ""
     b_private_doc: str = ""
     ingest: list[IngestEntry]
-    shape: dict[str, Any] = Field(default_factory=dict)  # what the target keeps itself (projects, sessions …)
+    shape: ForeignJson = Field(default_factory=dict)  # what the target keeps itself (projects, sessions …)
 
 
 def prepare_target(adapter: Adapter, auth: dict[str, Auth], corpus_dir: Path, manifest: CorpusManifest,

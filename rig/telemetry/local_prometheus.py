@@ -9,12 +9,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import httpx
 import yaml
 
 from rig.errors import RigError
+from rig.jsonvalue import ForeignJson, JsonObject
 from rig.lifeline import spawn
 from rig.ports import free_port
 from rig.waiting import wait_until
@@ -90,7 +90,8 @@ class LocalPrometheus(LocalProcess):
         self.targets = targets
         self.interval_s = interval_s
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
+        """prometheus.yml: a scrape job per target list, at the chosen interval."""
         jobs = [{"job_name": job, "honor_labels": job == "pushgateway", "static_configs": [{"targets": hosts}]}
                 for job, hosts in self.targets.items()]
         every = f"{max(1, round(self.interval_s * 1000))}ms"  # Prometheus durations take no decimals
@@ -103,11 +104,11 @@ class LocalPrometheus(LocalProcess):
         return [f"--config.file={config}", f"--storage.tsdb.path={self.data_dir / 'tsdb'}",
                 f"--web.listen-address=127.0.0.1:{self.port}"]
 
-    def query(self, expr: str) -> list[dict[str, Any]]:
+    def query(self, expr: str) -> list[ForeignJson]:
         """An instant query; a PromQL error is raised with Prometheus's own message."""
         resp = httpx.get(f"{self.url}/api/v1/query", params={"query": expr}, timeout=10.0)
         body = resp.json()
         if body.get("status") != "success":
             raise RigError(f"PromQL error in {expr!r}: {body.get('error')}", fix="fix the panel query")
-        result: list[dict[str, Any]] = body["data"]["result"]
+        result: list[ForeignJson] = body["data"]["result"]  # Prometheus's vector: {metric, value} each
         return result

@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from rig import events
 from rig.errors import ConfigError
+from rig.jsonvalue import ForeignJson
 
 PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
 
@@ -37,8 +38,8 @@ class ReceivedSpan:
     name: str
     start_ns: int
     end_ns: int
-    attributes: dict[str, Any]
-    resource: dict[str, Any]
+    attributes: ForeignJson  # as the exporter sent them (OTLP values decoded: str, int, float, bool, lists)
+    resource: ForeignJson
     scope: str
     path: str
     status_code: int = 0

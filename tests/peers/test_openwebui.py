@@ -341,4 +341,4 @@ def test_browser_users_time_its_web_ui(peer: OpenWebUI, tmp_path: Path) -> None:
                                                     selectors=Path("openwebui"), users=1, turns=2,
                                                     out=tmp_path / "browser", deadline_s=120))
     assert not result.errors, result.errors
-    assert summary["T4"]["count"] == 2 and summary["T5"]["count"] == 2  # type: ignore[index]
+    assert summary.T4.count == 2 and summary.T5.count == 2

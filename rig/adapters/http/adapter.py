@@ -55,6 +55,7 @@ from rig.adapters.text_export import read_text_export
 from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, ConfigError, TargetHTTPError, TargetProtocolError, TargetUnreachable
+from rig.jsonvalue import ForeignJson
 from rig.yamlfile import validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -90,7 +91,7 @@ class _Compiled:
 _COMPILED: dict[bytes, _Compiled] = {}
 
 
-def _compiled(http: dict[str, Any]) -> _Compiled:
+def _compiled(http: ForeignJson) -> _Compiled:
     """The compiled description of a `target.http` mapping, once per process per description."""
     key = orjson.dumps(http, option=orjson.OPT_SORT_KEYS, default=str)
     if key not in _COMPILED:
@@ -101,7 +102,7 @@ def _compiled(http: dict[str, Any]) -> _Compiled:
 class HttpAdapter(Adapter):
     """A target described by `target.http` (an `HttpSpec`, or its mapping as rig.yaml holds it)."""
 
-    def __init__(self, base_url: str, *, http: HttpSpec | dict[str, Any], chaos_token: str | None = None,
+    def __init__(self, base_url: str, *, http: HttpSpec | ForeignJson, chaos_token: str | None = None,
                  transport: Transport | None = None, timeout_s: float = 30.0, stream_timeout_s: float = 120.0) -> None:
         super().__init__(base_url, transport=transport, timeout_s=timeout_s)
         compiled = _compiled(http) if isinstance(http, dict) else _Compiled.of(http)
@@ -111,9 +112,9 @@ class HttpAdapter(Adapter):
         self._readers = compiled.readers
         self._stream: StreamSpec | None = compiled.stream
         self._sorter = compiled.sorter
-        self._sessions: dict[str, dict[str, Any]] = {}  # session id → what later requests may name (project, scope)
+        self._sessions: dict[str, ForeignJson] = {}  # session id → what later requests may name (project, scope)
         self._run_sessions: dict[str, str] = {}  # run id → its session
-        self._run_values: dict[str, dict[str, Any]] = {}  # run id → the variables of the question that started it
+        self._run_values: dict[str, ForeignJson] = {}  # run id → the variables of the question that started it
         self._open: dict[str, tuple[AbstractContextManager[StreamReply], StreamReply]] = {}  # ask.stream answers
         self._reading: dict[str, AbstractContextManager[StreamReply]] = {}  # streams being read (stop: disconnect)
         self._disconnected: set[str] = set()
@@ -122,7 +123,7 @@ class HttpAdapter(Adapter):
 
     @classmethod
     def connect(cls, base_url: str, *, chaos_token: str | None = None, transport: Transport | None = None,
-                options: dict[str, Any] | None = None) -> Adapter:
+                options: ForeignJson | None = None) -> Adapter:
         opts = dict(options or {})
         if "http" not in opts:
 
@@ -136,7 +137,7 @@ class HttpAdapter(Adapter):
         if self._caps is None:
             s = self.spec
             records = s.run is not None
-            derived: dict[str, Any] = {
+            derived: ForeignJson = {
                 "identity": s.me is not None, "logout": s.logout is not None,
                 "projects": s.create_project is not None and s.projects is not None,
                 "sessions": s.open_session is not None and s.session is not None, "scope": self._scoped(),
@@ -183,16 +184,16 @@ class HttpAdapter(Adapter):
                                     detail=f"target.http configures no {name} operation")
         return op
 
-    def _variables(self, auth: Auth | None, values: dict[str, Any]) -> dict[str, Any]:
+    def _variables(self, auth: Auth | None, values: ForeignJson) -> ForeignJson:
         """The operation's variables, the acting account's, and what the ledger knows of a named document."""
         actor = {"user_id": auth.user_id, "username": auth.username} if auth else {}
-        known: dict[str, Any] = {}
+        known: ForeignJson = {}
         entry = self.uploads.entry(str(values["doc_id"])) if values.get("doc_id") else None
         if entry is not None:
             known = {"track_id": entry.track_id, "filename": entry.filename, "sha256": entry.sha256}
         return {**actor, **known, **{k: v for k, v in values.items() if v is not None or k not in known}}
 
-    def _options(self, variables: dict[str, Any]) -> Any:
+    def _options(self, variables: ForeignJson) -> Any:
         return rule_options(variables, self.uploads.doc_of)
 
     @property
@@ -200,8 +201,8 @@ class HttpAdapter(Adapter):
         """The id of a document the rig uploaded, by the file name it gave it (rules call it as `doc_of`)."""
         return self.uploads.doc_of
 
-    def send(self, name: str, request: Request, auth: Auth | None, variables: dict[str, Any], *,
-             raise_for_status: bool = True, headers: dict[str, str] | None = None) -> tuple[Reply, dict[str, Any]]:
+    def send(self, name: str, request: Request, auth: Auth | None, variables: ForeignJson, *,
+             raise_for_status: bool = True, headers: dict[str, str] | None = None) -> tuple[Reply, ForeignJson]:
         """One request of operation `name` (its template `request`) filled with `variables`: the reply, and the
         exchange a protocol error would carry."""
         rendered = render(request, variables)
@@ -219,7 +220,7 @@ class HttpAdapter(Adapter):
         return self.send(name, op.request, auth, self._looked_up(name, op, auth, variables),
                          raise_for_status=raise_for_status, headers=headers)[0]
 
-    def _looked_up(self, name: str, op: Operation, auth: Auth | None, variables: dict[str, Any]) -> dict[str, Any]:
+    def _looked_up(self, name: str, op: Operation, auth: Auth | None, variables: ForeignJson) -> ForeignJson:
         """`variables` with what the operation's lookups give (each one request, read by its `value`)."""
         for key, lookup in op.lookup.items():
             reply, exchange = self.send(f"{name}.lookup.{key}", lookup.request, auth, variables)
@@ -237,20 +238,20 @@ class HttpAdapter(Adapter):
         return self._fallbacks.setdefault(id(op), OperationReader(op))
 
     @staticmethod
-    def _way(op: Operation, variables: dict[str, Any]) -> Operation:
+    def _way(op: Operation, variables: ForeignJson) -> Operation:
         """The operation, or its fallback when its path names a variable nobody knows (no track id for this doc)."""
         while op.fallback is not None and any(variables.get(n) in (None, "") for n in path_names(op.request)):
             op = op.fallback
         return op
 
-    def _data(self, name: str, reply: Reply, exchange: dict[str, Any]) -> Any:
+    def _data(self, name: str, reply: Reply, exchange: ForeignJson) -> Any:
         try:
             return orjson.loads(reply.content) if reply.content else None
         except orjson.JSONDecodeError:
             raise TargetProtocolError(f"{name}: expected JSON, got {reply.text[:120]!r}", exchange=exchange,
                                       operation=name) from None
 
-    def answer(self, name: str, auth: Auth | None, /, **values: Any) -> tuple[Any, dict[str, Any]]:
+    def answer(self, name: str, auth: Auth | None, /, **values: Any) -> tuple[Any, ForeignJson]:
         """Operation `name`'s answer read by its rules (trying its fallback when the rules find nothing, polling
         when it has a poll), and the exchange it came from."""
         variables = self._variables(auth, values)
@@ -258,7 +259,7 @@ class HttpAdapter(Adapter):
         assert op is not None
         variables = self._looked_up(name, op, auth, variables)
         read: Any = None
-        exchange: dict[str, Any] = {}
+        exchange: ForeignJson = {}
         while op is not None:
             reply, exchange = self.send(name, op.request, auth, variables, raise_for_status=op.refusal is None)
             if reply.status_code >= 400:
@@ -271,7 +272,7 @@ class HttpAdapter(Adapter):
             op = op.fallback
         return read, exchange
 
-    def _refused(self, op: Operation, reply: Reply, exchange: dict[str, Any], variables: dict[str, Any]
+    def _refused(self, op: Operation, reply: Reply, exchange: ForeignJson, variables: ForeignJson
                  ) -> TargetHTTPError:
         """A refused request, its outcome named by the operation's `refusal` rule where the rule names one (a code,
         or `{code, message}`), else the plain HTTP error."""
@@ -443,7 +444,7 @@ class HttpAdapter(Adapter):
         self._run_values[submitted.run_id] = values
         return submitted
 
-    def _ask_streaming(self, auth: Auth | None, session_id: str, values: dict[str, Any]) -> Submitted:
+    def _ask_streaming(self, auth: Auth | None, session_id: str, values: ForeignJson) -> Submitted:
         """The question's answer is the stream: it is opened here and read by `events()`."""
         assert self.spec.ask is not None and self._stream is not None
         variables = self._variables(auth, values)

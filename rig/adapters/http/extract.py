@@ -13,12 +13,13 @@ import jmespath
 
 from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.spec import Operation, compile_path
+from rig.jsonvalue import ForeignJson
 
 
 class Reader:
     """A compiled `result` (one expression, or field → expression, nested) with its value maps."""
 
-    def __init__(self, result: Any, values: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(self, result: Any, values: dict[str, ForeignJson] | None = None) -> None:
         self._rule = _compile(result) if result is not None else None
         self._values = values or {}
 

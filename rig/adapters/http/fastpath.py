@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.jsonvalue import ForeignJson
+
 Step = str | int
 _MISSING = object()
 
 
-def _path(node: dict[str, Any]) -> list[Step] | None:
+def _path(node: ForeignJson) -> list[Step] | None:
     """The steps of a plain path node (`field`, `subexpression`, `index_expression` with a literal index, `@`)."""
     kind = node.get("type")
     if kind == "field":

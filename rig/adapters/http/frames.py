@@ -28,6 +28,7 @@ from rig.adapters.models import Event, TokenEvent, make_event
 from rig.adapters.transport import TransportError
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
+from rig.jsonvalue import ForeignJson
 from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, StreamTooLarge, read_events
 
 DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
@@ -42,7 +43,7 @@ class Frame:
     data: Any
     recv_ns: int
 
-    def context(self) -> dict[str, Any]:
+    def context(self) -> ForeignJson:
         return {"event": self.event, "id": self.id, "data": self.data}
 
 
@@ -183,8 +184,8 @@ class EventSorter:
         for rule in spec.events:
             (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(_Rule(rule))
 
-    def _match(self, frame: Frame, opts: jmespath.Options) -> tuple[_Rule, dict[str, Any] | None] | None:
-        ctx: dict[str, Any] | None = None
+    def _match(self, frame: Frame, opts: jmespath.Options) -> tuple[_Rule, ForeignJson | None] | None:
+        ctx: ForeignJson | None = None
         for rule in (self._by_name.get(frame.event or "", []) + self._any):
             if rule.when is not None:
                 ctx = ctx or frame.context()
@@ -221,7 +222,7 @@ class EventSorter:
             yield stream_end(answered)
 
     @staticmethod
-    def _data(rule: _Rule, frame: Frame, ctx: dict[str, Any], opts: jmespath.Options) -> Iterator[dict[str, Any]]:
+    def _data(rule: _Rule, frame: Frame, ctx: ForeignJson, opts: jmespath.Options) -> Iterator[ForeignJson]:
         if rule.each is None:
             items: list[Any] = [None]
         else:

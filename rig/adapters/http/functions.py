@@ -17,6 +17,7 @@ from typing import Any
 import jmespath
 from jmespath import functions
 
+from rig.jsonvalue import ForeignJson
 from rig.measure.citations import claim_before
 
 DocOf = Callable[[str], str | None]
@@ -59,13 +60,13 @@ class RuleFunctions(functions.Functions):
         return self._variables.get(name)
 
     @functions.signature({"types": ["string", "null"]}, {"types": ["array", "null"]})
-    def _func_span_citations(self, text: str | None, items: list[Any] | None) -> list[dict[str, Any]]:
+    def _func_span_citations(self, text: str | None, items: list[Any] | None) -> list[ForeignJson]:
         """Citations that say where their marker stands in `text` (`span.start`) and carry their source once per id
         (`payload`, null when the id repeats): each with the claim before its marker as `quote`, and its id's
         first payload."""
         content = text or ""
-        out: list[dict[str, Any]] = []
-        first: dict[str, Any] = {}
+        out: list[ForeignJson] = []
+        first: ForeignJson = {}
         for item in items or []:
             if not isinstance(item, dict):
                 continue

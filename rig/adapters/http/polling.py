@@ -18,19 +18,20 @@ from rig.adapters.http.spec import Poll, Request, compile_path
 from rig.adapters.models import Auth
 from rig.adapters.transport import Reply
 from rig.errors import TargetStalled
+from rig.jsonvalue import ForeignJson
 
 
 class Sender(Protocol):
     """What a poll needs of the adapter: one request of an operation sent, and the upload ledger's names."""
 
-    def send(self, name: str, request: Request, auth: Auth | None, variables: dict[str, Any]
-             ) -> tuple[Reply, dict[str, Any]]: ...
+    def send(self, name: str, request: Request, auth: Auth | None, variables: ForeignJson
+             ) -> tuple[Reply, ForeignJson]: ...
 
     @property
     def doc_of(self) -> Callable[[str], str | None]: ...
 
 
-def poll_answer(adapter: Sender, name: str, poll: Poll, auth: Auth | None, variables: dict[str, Any],
+def poll_answer(adapter: Sender, name: str, poll: Poll, auth: Auth | None, variables: ForeignJson,
                 first: Any) -> Any:
     """The first answer completed by polling: `poll.request` (which may name the first answer's fields) until
     `poll.until` holds, its `result` merged over the first answer's."""

@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 from rig.adapters.http.spec import Request
 from rig.adapters.transport import multipart
 from rig.errors import ConfigError
+from rig.jsonvalue import ForeignJson
 
 _ALONE = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_:]*)(\?)?\}$")
 _OMIT = object()
@@ -38,7 +39,7 @@ class Rendered:
     record_body: Any  # what the evidence keeps of the body
 
 
-def _lookup(name: str, variables: dict[str, Any]) -> Any:
+def _lookup(name: str, variables: ForeignJson) -> Any:
     if name.startswith("env:"):
         value = os.environ.get(name[4:])
         if value is None:
@@ -54,7 +55,7 @@ _ENV = object()
 class _Formatter(string.Formatter):
     """`{name}` from the variables (None as empty text); `{env:NAME}` (parsed as field `env`, spec `NAME`)."""
 
-    def __init__(self, variables: dict[str, Any]) -> None:
+    def __init__(self, variables: ForeignJson) -> None:
         self.variables = variables
 
     def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
@@ -69,7 +70,7 @@ class _Formatter(string.Formatter):
         return super().format_field(value, format_spec)
 
 
-def fill(value: Any, variables: dict[str, Any], *, text: bool = False) -> Any:
+def fill(value: Any, variables: ForeignJson, *, text: bool = False) -> Any:
     """The template value with its placeholders filled (`text`: always a string, for paths and headers)."""
     if isinstance(value, str):
         alone = _ALONE.match(value)
@@ -88,7 +89,7 @@ def fill(value: Any, variables: dict[str, Any], *, text: bool = False) -> Any:
     return value
 
 
-def _mapping(filled: Any) -> dict[str, Any]:
+def _mapping(filled: Any) -> ForeignJson:
     return {} if filled is _OMIT else filled
 
 
@@ -97,7 +98,7 @@ def path_names(request: Request) -> set[str]:
     return {f.rstrip("?") for _, f, _, _ in string.Formatter().parse(request.path) if f and f != "env"}
 
 
-def render(request: Request, variables: dict[str, Any]) -> Rendered:
+def render(request: Request, variables: ForeignJson) -> Rendered:
     """The request with `variables` in place (a path segment is URL-quoted; JSON keeps types)."""
     path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}
                       ).format(request.path)
@@ -120,7 +121,7 @@ def render(request: Request, variables: dict[str, Any]) -> Rendered:
     return Rendered(request.method, path, headers, body, content_type, record)
 
 
-def _multipart(fields: dict[str, Any], variables: dict[str, Any]) -> tuple[bytes, str, Any]:
+def _multipart(fields: ForeignJson, variables: ForeignJson) -> tuple[bytes, str, Any]:
     texts: dict[str, str] = {}
     files: dict[str, tuple[str, bytes, str]] = {}
     for name, template in fields.items():

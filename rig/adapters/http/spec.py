@@ -29,6 +29,7 @@ from rig.adapters.csv_export import CsvExportRules
 from rig.adapters.http.fastpath import fast
 from rig.adapters.http.functions import NAMES as RIG_FUNCTIONS
 from rig.adapters.text_export import TextExportRules
+from rig.jsonvalue import ForeignJson
 
 EVENT_TYPES = ("queued", "status", "usage", "token", "tool_call", "tool_result", "citation", "checkpoint", "summary", "done",
                "error", "ignore")
@@ -125,11 +126,11 @@ class Request(_Strict):
 
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
     path: str
-    query: dict[str, Any] = Field(default_factory=dict)
+    query: ForeignJson = Field(default_factory=dict)
     headers: dict[str, str] = Field(default_factory=dict)
     json_body: Any = Field(None, alias="json")
-    form: dict[str, Any] | None = None  # application/x-www-form-urlencoded
-    multipart: dict[str, Any] | None = None  # a value "{file}" is the uploaded file, the others text fields
+    form: ForeignJson | None = None  # application/x-www-form-urlencoded
+    multipart: ForeignJson | None = None  # a value "{file}" is the uploaded file, the others text fields
 
     @model_validator(mode="after")
     def _one_body(self) -> Request:
@@ -149,8 +150,8 @@ class Poll(_Strict):
 
     request: Request
     until: str
-    result: str | dict[str, Any] | None = None
-    values: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    result: str | ForeignJson | None = None
+    values: dict[str, ForeignJson] = Field(default_factory=dict)
     interval_s: float = Field(0.2, gt=0, le=60)
     stall_s: float = Field(120.0, gt=0)  # how long the polled answer may stay the same before the rig gives up
 
@@ -188,9 +189,9 @@ class Operation(_Strict):
 
     lookup: dict[str, Lookup] = Field(default_factory=dict)
     request: Request
-    result: str | dict[str, Any] | list[Any] | None = None
+    result: str | ForeignJson | list[Any] | None = None
     items: str | None = None  # where the list is, for operations that answer several (projects, documents)
-    values: dict[str, dict[str, Any]] = Field(default_factory=dict)  # field → {target's value: the rig's value}
+    values: dict[str, ForeignJson] = Field(default_factory=dict)  # field → {target's value: the rig's value}
     lines: TextExportRules | None = None  # a text export (Markdown …) read back line by line
     csv: CsvExportRules | None = None  # a CSV export read back by its columns
     refusal: str | None = None  # JMESPath over {status, body} of a refused request: its {code, message}, or null
@@ -224,7 +225,7 @@ class EventRule(_Strict):
     event: str | None = None  # (not `on`: YAML reads a bare `on` as true)
     when: str | None = None
     each: str | None = None
-    data: str | dict[str, Any] | None = None
+    data: str | ForeignJson | None = None
 
     @field_validator("when", "each")
     @classmethod
@@ -358,7 +359,8 @@ class HttpSpec(_Strict):
     set_model_config: Operation | None = None
     ready: Operation | None = None
     metrics: Operation | None = None
-    capabilities: dict[str, Any] = Field(default_factory=dict)  # what the target's records hold (run_timings …)
+    capabilities: ForeignJson = Field(default_factory=dict)  # what the target's records hold (run_timings …), checked
+    # against Capabilities when the description loads
 
     @model_validator(mode="after")
     def _coherent(self) -> HttpSpec:

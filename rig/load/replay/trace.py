@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from rig.errors import ConfigError
+from rig.jsonvalue import ForeignJson
 
 Kind = Literal["ask", "upload", "stop"]
 UPLOAD_NAMES = ("upload", "ingest")
@@ -152,7 +153,7 @@ def _kind(name: str, end_reason: str) -> Kind:
 
 # -- OTLP/JSON ------------------------------------------------------------------------------------------------
 
-def _otlp_turns(data: dict[str, Any]) -> Iterable[tuple[str, float, Kind, str | None, str]]:
+def _otlp_turns(data: ForeignJson) -> Iterable[tuple[str, float, Kind, str | None, str]]:
     for resource in data.get("resourceSpans") or []:
         for scope in resource.get("scopeSpans") or []:
             for span in scope.get("spans") or []:
@@ -167,7 +168,7 @@ def _otlp_turns(data: dict[str, Any]) -> Iterable[tuple[str, float, Kind, str | 
                 yield session, at, kind, text, trace_id
 
 
-def _value(v: dict[str, Any]) -> Any:
+def _value(v: ForeignJson) -> Any:
     for key in ("stringValue", "intValue", "doubleValue", "boolValue"):
         if key in v:
             return v[key]
