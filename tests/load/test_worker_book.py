@@ -53,4 +53,4 @@ def test_the_ledger_survives_a_torn_last_line(tmp_path: Path) -> None:
     with ledger.path.open("a") as out:
         out.write('{"worker_id": "h_1", "seq"')  # killed while writing
     lines = read_ledger(ledger.path)
-    assert [x["seq"] for x in lines] == [1, 2] and sum(x["rows"] for x in lines) == 7
+    assert [x.seq for x in lines] == [1, 2] and sum(x.rows for x in lines) == 7

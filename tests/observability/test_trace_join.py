@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from rig.evidence import StoredSpan
 from rig.gate.session import GateOptions, run_gate
 from rig.report.traces import trace_tree
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
@@ -54,7 +55,7 @@ def test_case_trace_joins_rig_and_workbench_spans(tmp_path: Path) -> None:
         assert parent["service"] == "rig" and parent["name"] == "rig.run"
     assert json.loads(str(roots[0]["attributes"]))["rig.verdict"] == "PASS"
 
-    tree = trace_tree(trace_id, [{**s, "attributes": {}} for s in spans])
+    tree = trace_tree(trace_id, [StoredSpan.model_validate({**s, "attributes": {}}) for s in spans])
     assert not any(n.orphan for n in tree.nodes) and tree.nodes[0].depth == 0
     html = (result.run_dir / "report.html").read_text(encoding="utf-8")
     assert f"id='trace-{trace_id}'" in html and f"href='#trace-{trace_id}'" in html
@@ -73,7 +74,7 @@ def test_a_span_whose_parent_never_arrived_is_an_orphan_root() -> None:
         {"span_id": "c", "parent_span_id": "lost", "service": "wb", "name": "chat", "start_ns": 2, "end_ns": 3,
          "attributes": {}},
     ]
-    tree = trace_tree("t", spans)
+    tree = trace_tree("t", [StoredSpan.model_validate({**s, "trace_id": "t", "scope": None}) for s in spans])
     assert [(n.name, n.depth, n.orphan) for n in tree.nodes] == [("case", 0, False), ("run", 1, False),
                                                                 ("chat", 0, True)]
     assert tree.nodes[1].attributes == {"run.id": "r1"}
