@@ -33,6 +33,10 @@ GUARDS: dict[str, list[int]] = {
     "stop_waits_for_stage": [21], "tool_count_inflated": [12], "md_export_page_shift": [33],
     "replay_repeats_last": [22], "foreign_stop": [4], "stop_drops_citations": [20], "late_stop_rewrites": [20],
     "direct_calls_misreported": [13],
+    # trust nothing, part 3: two accounts agree, lists complete, "absent" decided per target
+    "stream_end_contradicts": [20], "first_token_backdated": [1], "trace_ignores_caller": [1],
+    "model_input_drops_history": [18], "model_input_unlisted_results": [12], "direct_call_unspanned": [1, 13],
+    "foreign_project_hits_unpaged": [30], "estimate_shown_as_actual": [34], "actual_cost_from_estimate": [34],
 }
 # One defect per reliability module: the subset CI runs.
 REPRESENTATIVE = ["logout_keeps_token", "silent_parse_failure", "fake_tool_success", "branch_mixing",

@@ -62,7 +62,8 @@ def start_workbench(tmp: Path, corpus: Corpus, *, defects: list[str] | None = No
 
 @pytest.fixture(scope="session")
 def live(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> Iterator[LiveWorkbench]:
-    wb = start_workbench(tmp_path_factory.mktemp("workbench"), corpus)
+    tmp = tmp_path_factory.mktemp("workbench")
+    wb = start_workbench(tmp, corpus, extra_args=["--trace-file", str(tmp / "spans.jsonl")])
     try:
         yield wb
     finally:

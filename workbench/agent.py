@@ -225,7 +225,8 @@ class AgentLoop:
         usage["estimated_input_tokens"] += est_in
         usage["estimated_output_tokens"] += est_out
         self.d["retries"] += result.retries
-        if result.input_tokens is None or result.output_tokens is None:
+        if (result.input_tokens is None or result.output_tokens is None) and \
+                "estimate_shown_as_actual" not in self.svc.defects:
             usage["source"] = "estimate"
             if "provider_usage" not in self.d["cost"]["unknown"]:
                 self.d["cost"]["unknown"].append("provider_usage")
@@ -254,14 +255,22 @@ class AgentLoop:
             self.emit("status", {"stage": "searching", "text": "正在检索所选资料"})
             executed = call.name == "internal_search"
             if executed:
-                with self.trace.span("execute_tool internal_search", {
-                        "gen_ai.tool.name": "internal_search", "gen_ai.tool.call.id": call.id,
-                        "gen_ai.operation.name": "execute_tool"}):
-                    async with self.stages.stage("internal_search", round=state.round, tool_call_id=call.id):
-                        outcome = await internal_search(
-                            self.svc, user_id=self.plan.user_id, project_id=self.plan.project_id, queries=queries,
-                            scope=self._retrieval_scope(), tool_call_ids=[call.id] * len(queries),
-                            stages=self.stages)
+                try:
+                    with self.trace.span("execute_tool internal_search", {
+                            "gen_ai.tool.name": "internal_search", "gen_ai.tool.call.id": call.id,
+                            "gen_ai.operation.name": "execute_tool"}):
+                        async with self.stages.stage("internal_search", round=state.round, tool_call_id=call.id):
+                            outcome = await internal_search(
+                                self.svc, user_id=self.plan.user_id, project_id=self.plan.project_id,
+                                queries=queries, scope=self._retrieval_scope(),
+                                tool_call_ids=[call.id] * len(queries), stages=self.stages)
+                except asyncio.CancelledError:  # stopped inside the call: the record still lists it, unfinished
+                    self.d["tool_calls_proposed"] += len(queries)
+                    self.d["tool_calls"].append({
+                        "tool_call_id": call.id, "name": call.name, "args": call.arguments, "ok": False,
+                        "error": {"code": "cancelled", "message": "the run was stopped inside this call"},
+                        "executed": False, "returned_to_round": None, "hits": []})
+                    raise
                 self.d["tool_calls_proposed"] += outcome.proposed_calls
                 self.d["tool_calls_executed"] += outcome.executed_calls
                 self.d["embedding_requests"] += outcome.embedding_requests
@@ -381,6 +390,8 @@ class AgentLoop:
             cost["unknown"].append("price")
         if self.actual_costs and usage["source"] == "provider":
             cost["actual_usd"] = round(sum(self.actual_costs), 8)
+        elif "actual_cost_from_estimate" in self.svc.defects and usage["source"] == "estimate":
+            cost["actual_usd"] = cost["estimated_usd"]
         elif "actual_cost" not in cost["unknown"]:
             cost["unknown"].append("actual_cost")
         self.d.update(state=state, end_reason=reason, ended_at=iso(ended), ended_at_ms=ended, error=error)

@@ -66,6 +66,24 @@ DEFECTS: dict[str, str] = {
     "giant_event": "after its first answer piece a run's stream sends one event of 50 MiB (a load-path defect: the "
                    "reader stops at its cap, drains boundedly and counts the run broken)",
     "no_line_end": "after its first answer piece a run's stream sends 50 MiB without a line end (a load-path defect)",
+    # two accounts of one fact that disagree (each account alone looks fine)
+    "stream_end_contradicts": "a stopped run's stream ends with done completed/completed; its record says "
+                              "stopped/user_stop",
+    "first_token_backdated": "the run record's first_token_at is stamped 1.5 s before the run was queued",
+    "trace_ignores_caller": "a run starts a trace of its own instead of joining the caller's traceparent (record and "
+                            "spans agree with each other, not with the caller)",
+    # lists that must name everything of a kind, naming less
+    "model_input_drops_history": "a run record's model input lists only the last message it sent, not the history",
+    "model_input_unlisted_results": "a run record's model input lists no tool results, though the model saw them",
+    # a capability shown elsewhere, absent here
+    "direct_call_unspanned": "the retrieval tool's direct entry sends no spans (runs still do)",
+    "foreign_project_hits_unpaged": "search hits from a document outside the session's own project name no page "
+                                    "(the other hits do)",
+    # a figure's provenance
+    "estimate_shown_as_actual": "when the provider reports no usage, the run record still says its usage came from "
+                                "the provider (the numbers are the workbench's estimates)",
+    "actual_cost_from_estimate": "when the usage is an estimate, the run record gives the price-table estimate as "
+                                 "its actual cost",
     "flaky_runs": "one run in twenty fails with internal_error, whatever fault is or is not injected (a load-run "
                   "defect: caught by error_rate.steady, not by a gate case)",
 }

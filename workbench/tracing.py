@@ -70,7 +70,8 @@ class RunTrace:
     def __init__(self, svc: Services, detail: dict[str, Any], traceparent: str | None) -> None:
         tracing = svc.tracing
         self.tracer = tracing.tracer
-        ctx = tracing.propagator.extract({"traceparent": traceparent}) if traceparent else None
+        joined = traceparent and "trace_ignores_caller" not in svc.defects
+        ctx = tracing.propagator.extract({"traceparent": traceparent}) if joined else None
         self.root = self.tracer.start_span("run", context=ctx, attributes={"run.id": detail["run_id"]})
         detail["trace_id"] = format(self.root.get_span_context().trace_id, "032x")
         self.budget = svc.settings.trace_budget_spans

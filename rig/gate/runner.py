@@ -161,54 +161,58 @@ def _run_one(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, cor
         spec.fn(ctx)
         if outcome.browser is not None:
             _browser_half(ctx, outcome.browser)
-    except CapabilityMissing as exc:
-        ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}"
-                 + (f" ({exc.detail})" if exc.detail else ""))
-    except TargetUnreachable as exc:
-        ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
-        if not target.adapter.ready():
-            outcome.target_down = f"target unreachable since case {spec.case_id}: {exc.cause}"
-    except AnswerNeverEnded as exc:  # the stream so far is in the evidence (rig.target.runs)
-        ctx.item("target", Verdict.U, f"answer never ended: {exc.message}")
-    except TargetStalled as exc:
-        ctx.evidence("error", f"deadline in case {spec.case_id}", {"error": str(exc)})
-        ctx.item("target", Verdict.U, f"a deadline the rig cannot tell from a hang: {exc.message}")
-    except TargetHTTPError as exc:  # a status the case did not expect: the target broke a promise …
-        if exc.status == 429:  # … unless it said "not now": its rate limit, met by the rig's own pace (U)
-            eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → 429", {
-                "method": exc.method, "path": exc.path, "status": 429, "message": str(exc),
-                "retry_after_s": exc.retry_after_s})
-            ctx.item("target", Verdict.U, f"the target limited the rig's request rate: {exc}", eid)
-            return aggregate(ctx.items)
-        eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → {exc.status}",
-                           {"method": exc.method, "path": exc.path, "status": exc.status, "code": exc.code,
-                            "message": str(exc), "details": exc.details})
-        ctx.item("target", Verdict.FAIL, f"unexpected answer: {exc}", eid)
-    except TargetProtocolError as exc:  # the target answered what its adapter's rules cannot read: its FAIL
-        eid = ctx.evidence("exchange", f"protocol violation in {exc.operation or 'an answer'}",
-                           {"error": str(exc), "operation": exc.operation, "exchange": exc.exchange})
-        ctx.item("target", Verdict.FAIL, f"protocol violation: {exc}", eid)
-    except RigError as exc:
-        ctx.evidence("error", f"rig error in case {spec.case_id}", {"error": str(exc),
-                                                                    "traceback": traceback.format_exc()})
-        ctx.item("rig", Verdict.U, f"the rig could not complete the case: {exc}")
-    except Exception as exc:  # a bug in a case must not end the gate; it is U with its traceback
-        violation = protocol_violation(exc)
-        if violation:
-            eid = ctx.evidence("exchange", "protocol violation", {"error": violation,
-                                                                  "traceback": traceback.format_exc()})
-            ctx.item("target", Verdict.FAIL, violation, eid)
-            return aggregate(ctx.items)
-        ctx.evidence("error", f"unexpected error in case {spec.case_id}", {"error": repr(exc),
-                                                                           "traceback": traceback.format_exc()})
-        ctx.item("rig", Verdict.U, f"unexpected {type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug in a case must not end the gate: judged by what it was (below)
+        _judged(ctx, spec, exc, outcome)
     finally:
+        ctx.accounts_item()  # every run the case read: its two accounts (stream, record, the rig's clock) agree
         try:
             ctx.reset_chaos(chaos_defaults)
         except RigError:
             pass
         ctx.close()
     return aggregate(ctx.items)
+
+
+def _judged(ctx: CaseContext, spec: CaseSpec, exc: Exception, outcome: RunOutcome) -> None:
+    """The item a case that ended by raising gets: BLOCKED for a missing capability, U for what the rig cannot
+    tell from a fault of the target (a stop, a hang, a rate limit, its own error), FAIL for what the target showed."""
+    if isinstance(exc, CapabilityMissing):
+        ctx.item("precondition", Verdict.BLOCKED, f"missing capability: {exc.capability}"
+                 + (f" ({exc.detail})" if exc.detail else ""))
+    elif isinstance(exc, TargetUnreachable):
+        ctx.item("target", Verdict.U, f"the target stopped answering: {exc.cause}")
+        if not ctx.target.adapter.ready():
+            outcome.target_down = f"target unreachable since case {spec.case_id}: {exc.cause}"
+    elif isinstance(exc, AnswerNeverEnded):  # the stream so far is in the evidence (rig.target.runs)
+        ctx.item("target", Verdict.U, f"answer never ended: {exc.message}")
+    elif isinstance(exc, TargetStalled):
+        ctx.evidence("error", f"deadline in case {spec.case_id}", {"error": str(exc)})
+        ctx.item("target", Verdict.U, f"a deadline the rig cannot tell from a hang: {exc.message}")
+    elif isinstance(exc, TargetHTTPError) and exc.status == 429:  # "not now": its rate limit, met by the rig (U)
+        eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → 429", {
+            "method": exc.method, "path": exc.path, "status": 429, "message": str(exc),
+            "retry_after_s": exc.retry_after_s})
+        ctx.item("target", Verdict.U, f"the target limited the rig's request rate: {exc}", eid)
+    elif isinstance(exc, TargetHTTPError):  # a status the case did not expect: the target broke a promise
+        eid = ctx.evidence("exchange", f"{exc.method} {exc.path} → {exc.status}",
+                           {"method": exc.method, "path": exc.path, "status": exc.status, "code": exc.code,
+                            "message": str(exc), "details": exc.details})
+        ctx.item("target", Verdict.FAIL, f"unexpected answer: {exc}", eid)
+    elif isinstance(exc, TargetProtocolError):  # the target answered what its adapter's rules cannot read: its FAIL
+        eid = ctx.evidence("exchange", f"protocol violation in {exc.operation or 'an answer'}",
+                           {"error": str(exc), "operation": exc.operation, "exchange": exc.exchange})
+        ctx.item("target", Verdict.FAIL, f"protocol violation: {exc}", eid)
+    elif isinstance(exc, RigError):
+        ctx.evidence("error", f"rig error in case {spec.case_id}", {"error": str(exc),
+                                                                    "traceback": traceback.format_exc()})
+        ctx.item("rig", Verdict.U, f"the rig could not complete the case: {exc}")
+    elif violation := protocol_violation(exc):
+        eid = ctx.evidence("exchange", "protocol violation", {"error": violation, "traceback": traceback.format_exc()})
+        ctx.item("target", Verdict.FAIL, violation, eid)
+    else:
+        ctx.evidence("error", f"unexpected error in case {spec.case_id}", {"error": repr(exc),
+                                                                           "traceback": traceback.format_exc()})
+        ctx.item("rig", Verdict.U, f"unexpected {type(exc).__name__}: {exc}")
 
 
 def _browser_half(ctx: CaseContext, browser: BrowserKit | str) -> None:

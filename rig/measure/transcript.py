@@ -46,6 +46,7 @@ class RunTranscript(BaseModel):
     untyped: int = 0  # events read but not typed: a load run types what its measures read (`add_measured`)
     piece_ns: list[int] = Field(default_factory=list)  # stamps of answer pieces read but not typed (`add_measured`)
     evidence_id: int | None = None  # its `run` row in the evidence store, once recorded (items name it)
+    sent_trace_id: str | None = None  # the trace of the `traceparent` the rig sent with the request that started it
 
     @property
     def evidence(self) -> tuple[int, ...]:

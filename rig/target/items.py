@@ -24,11 +24,13 @@ from rig.jsonvalue import JsonObject
 from rig.measure.events import Measure
 from rig.target.linking import LinkedAdapter
 from rig.target.session import TargetSession
+from rig.target.showings import Showing
 from rig.telemetry.tracing import RigTracer, trace_id_of
 from rig.verdict import Item, Verdict
 
 MAX_BODY = 6000
 UNNAMED = "undecided, not failed: the item named no evidence of what the target showed"
+TARGET_SPANS = "target_spans"  # the target sends spans of its work to the rig's receiver
 
 
 def _clip(value: Any) -> Any:
@@ -144,6 +146,34 @@ class ItemRecording:
         except CapabilityMissing as exc:
             self.item(name, Verdict.BLOCKED, f"missing capability: {exc.capability}"
                       + (f" ({exc.detail})" if exc.detail else ""))
+
+    def showed(self, capability: str, where: str, *evidence_ids: int) -> None:
+        """Note that the target showed `capability` here (the gate keeps the first showing of each)."""
+        self.target.showings.saw(capability, where, case_id=self.key,
+                                 evidence_id=evidence_ids[0] if evidence_ids else None)
+
+    def absent(self, name: str, capability: str, what: str, *evidence_ids: int) -> Item:
+        """Item `name` for a piece of evidence the target did not produce here (`what`): BLOCKED when the target
+        never showed `capability` in this gate, FAIL (the showing as evidence) when it did elsewhere — "absent" is
+        decided per target, not per item (rig.target.showings)."""
+        shown = self.target.showings.first(capability) or self._spans_shown(capability)
+        if shown is None:
+            return self.item(name, Verdict.BLOCKED, f"missing capability: {capability} — {what}; the target showed "
+                             "it nowhere in this gate", *evidence_ids)
+        e = self.observe(f"{capability}: where the target showed it", shown.model_dump())
+        return self.item(name, Verdict.FAIL, f"{what}, though the target showed {capability} elsewhere in this gate"
+                         f" ({shown.where}" + (f", case {shown.case_id})" if shown.case_id is not None else ")"),
+                         *evidence_ids, e, *([shown.evidence_id] if shown.evidence_id is not None else []))
+
+    def _spans_shown(self, capability: str) -> Showing | None:
+        """`target_spans` is shown by the receiver itself: any span the target (not the rig, not Langfuse) sent."""
+        if capability != TARGET_SPANS:
+            return None
+        span = next((s for s in self.target.receiver.spans if s.scope not in ("rig", "langfuse-sdk")), None)
+        if span is None:
+            return None
+        self.target.showings.saw(TARGET_SPANS, f"span '{span.name}' of trace {span.trace_id}")
+        return self.target.showings.first(TARGET_SPANS)
 
     def declared(self, name: str, capability: str, present: bool, reason: str, *evidence_ids: int,
                  seen: JsonObject | None = None) -> Item:

@@ -30,6 +30,7 @@ from rig.target.readiness import wait_ready
 from rig.target.restart import restarter_for
 from rig.target.session import Connection, TargetSession
 from rig.target.setup import SetupNeeds, TargetSetup, prepare_target
+from rig.target.showings import Showings
 from rig.telemetry.otlp_receiver import OtlpReceiver
 
 Progress = Callable[[str, int, int], None]
@@ -151,4 +152,5 @@ def _open(conn: Connection, config: RigConfig | None, run_dir: Path, store: Evid
         defaults = adapter.chaos("GET", "settings")
         store.set_meta("chaos_defaults", defaults)
     return TargetSession.of(conn, auth=auth, setup=setup, caps=caps, receiver=receiver, corpus_dir=corpus_dir,
+                            showings=Showings(store),
                             corpus=corpus_manifest, chaos_defaults=defaults)

@@ -18,8 +18,10 @@ from rig.errors import AnswerNeverEnded
 from rig.measure.derive import run_measures
 from rig.measure.tcodes import TCode
 from rig.measure.transcript import RunTranscript
+from rig.target.accounts import RunAccounts, run_accounts
 from rig.target.items import ItemRecording
 from rig.telemetry.tracing import traceparent_of
+from rig.verdict import Item
 
 
 class RunRecording(ItemRecording):
@@ -28,6 +30,25 @@ class RunRecording(ItemRecording):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._run_spans: dict[str, Span] = {}  # runs submitted and not yet read to their end
+        self.accounts: dict[str, RunAccounts] = {}  # each run read to its end: the facts both its channels told
+        self._run_evidence: dict[str, int] = {}  # run id → its `run` evidence row
+
+    def accounts_item(self) -> Item | None:
+        """Item `accounts_agree` over every run the case read to its end: each fact its stream (or the rig's clock)
+        and its record both told, told the same (rig.target.accounts); none where no fact was told twice."""
+        told = [a for a in self.accounts.values() if a.compared]
+        if not told:
+            return None
+        split = [d for a in told for d in a.disagreements]
+        facts = sorted({f for a in told for f in a.compared})
+        if not split:
+            return self.item("accounts_agree", True, f"{len(told)} run(s): stream, record and the rig's clock agree "
+                             f"on {', '.join(facts)}")
+        e = self.evidence("accounts", f"{len(split)} fact(s) told two ways", [d.model_dump() for d in split])
+        shown = "; ".join(f"run {d.run_id} {d.fact}: {d.one}, but {d.other}" for d in split[:3])
+        runs = [self._run_evidence[r] for r in dict.fromkeys(d.run_id for d in split) if r in self._run_evidence]
+        return self.item("accounts_agree", False, f"the target's two accounts of a run disagree: {shown}"
+                         + (f" (and {len(split) - 3} more)" if len(split) > 3 else ""), e, *runs)
 
     def end_run_spans(self) -> None:
         """End the spans of runs the case never read to their end."""
@@ -66,7 +87,7 @@ class RunRecording(ItemRecording):
             sub = self.adapter.ask(auth, session_id, content, parent_id=parent_id, traceparent=traceparent)
             bind(sub.run_id)
         run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=content, submit_ns=sub.submit_ns,
-                            accepted_ns=sub.accepted_ns)
+                            accepted_ns=sub.accepted_ns, sent_trace_id=traceparent.split("-")[1])
         self.target.links.add(run)
         return run
 
@@ -97,6 +118,11 @@ class RunRecording(ItemRecording):
             "trace_id": run.detail.trace_id if run.detail is not None else None,
             "record": "target" if run.detail is not None else "none: the stream is all there is"})
         self.measures(run_measures(run))
+        self._run_evidence[run.run_id] = run.evidence_id
+        paged = sum(h.page is not None for c in run.detail.tool_calls for h in c.hits) if run.detail else 0
+        if paged:
+            self.showed("hit_pages", f"run {run.run_id}'s record: {paged} hit(s) with pages", run.evidence_id)
+        self.accounts[run.run_id] = run_accounts(run, self.caps)  # read again: its later reading counts
         self.target.links.add(run)
         span = self._run_spans.pop(run.run_id, None)
         if span is not None:
@@ -114,7 +140,7 @@ class RunRecording(ItemRecording):
             sub = self.adapter.regenerate(auth, message_id, traceparent=traceparent)
             bind(sub.run_id)
         run = RunTranscript(run_id=sub.run_id, session_id=session_id, question=f"regenerate {message_id}",
-                            submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns)
+                            submit_ns=sub.submit_ns, accepted_ns=sub.accepted_ns, sent_trace_id=traceparent.split("-")[1])
         return self.read(auth, run)
 
     def stop(self, auth: Auth, run: RunTranscript) -> None:

@@ -19,6 +19,7 @@ from rig.target.linking import RunLinks
 from rig.target.model_proxy import ModelProxy
 from rig.target.restart import Restarter
 from rig.target.setup import TargetSetup
+from rig.target.showings import Showings
 from rig.telemetry.otlp_receiver import OtlpReceiver
 
 
@@ -75,6 +76,7 @@ class TargetSession(Connection):
     corpus: CorpusManifest | None = None
     chaos_defaults: ForeignJson | None = None
     links: RunLinks = field(default_factory=RunLinks)  # the runs the rig read, to link saved answers without run ids
+    showings: Showings = field(default_factory=Showings)  # where the target first showed each capability
 
     @classmethod
     def of(cls, conn: Connection, **set_up: Any) -> TargetSession:

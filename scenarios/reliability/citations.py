@@ -264,9 +264,10 @@ def _hit_pages(ctx: CaseContext, label: str, session_id: str) -> None:
     e = ctx.observe(f"{label}: retrieved passages on the pages the record names", {
         "hits": [(h.chunk_id, h.page) for h in hits], "off_their_page": off})
     if not paged:
-        ctx.item(f"{label}_hit_pages", Verdict.BLOCKED, "missing capability: hit_pages (the run record names no page "
-                 "for its retrieved passages)", e)
+        ctx.absent(f"{label}_hit_pages", "hit_pages", f"run {run_id}'s record names no page for its retrieved passages",
+                   e)
         return
+    ctx.showed("hit_pages", f"run {run_id}'s record: {len(paged)} hit(s) with pages", e)
     ctx.item(f"{label}_hit_pages", not off, "every retrieved passage stands on the physical page the record names",
              e, seen={"passages": len(paged), "off_their_page": off[:5]})
 

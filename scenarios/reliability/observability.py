@@ -78,8 +78,10 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in turns[0].allowed_paper_ids])
     problems: list[str] = []
     silent = False
+    runs: list[RunTranscript] = []
     for i, t in enumerate(turns):
         run = ctx.chat(ctx.a, opened.session_id, t.prompt, revision=i > 0)
+        runs.append(run)
         if silent:
             continue
         checked = _check_run(ctx, run, f"user4 turn {i + 1}")
@@ -91,6 +93,7 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
         ctx.evidence("trace", f"spans of run {run.run_id}", [{"name": s.name, "span_id": s.span_id,
                                                              "parent": s.parent_span_id, "scope": s.scope}
                                                             for s in spans])
+    _provenance(ctx, opened.session_id, runs)
     endpoint = ctx.target.receiver.endpoint
     e = ctx.observe("run ↔ trace ↔ span linkage", {"problems": problems, "receiver": endpoint,
                                                     "target_spans": len(_target_spans(ctx))})
@@ -103,6 +106,45 @@ def local_detail_and_cloud(ctx: CaseContext) -> None:
                  f"{len(turns)} runs: spans join their traces and match the records ({len(_target_spans(ctx))} spans)"
                  if not problems else "; ".join(problems[:3]), e, needs=("trace_ids",))
     _cloud_sync(ctx)
+
+
+def _provenance(ctx: CaseContext, session_id: str, runs: list[RunTranscript]) -> None:
+    """Missing fields marked honestly: each figure says whether it was measured or estimated, and an "actual" one is
+    one the target could have measured — when the provider reported no usage (a `no_usage` model fault), the usage is
+    an estimate and no cost is actual."""
+    if ctx.lacks("figures_say_provenance", "run_usage"):
+        ctx.lacks("estimate_when_provider_silent", "run_usage")
+        return
+    silent_run: RunTranscript | None = None
+    with ctx.part("estimate_when_provider_silent"):
+        fixture = ctx.model_fault("no_usage")
+        silent_run = ctx.chat(ctx.a, session_id, "2.9%指什么？", revision=True)
+        if ctx.took_effect(fixture, "estimate_when_provider_silent") and silent_run.detail is not None:
+            u = silent_run.detail.usage
+            ctx.item("estimate_when_provider_silent", u.source == "estimate", "a run whose provider reported no "
+                     "usage says its usage is an estimate", *silent_run.evidence,
+                     seen={"usage_source": u.source, "input_tokens": u.input_tokens})
+    read = [r for r in [*runs, *([silent_run] if silent_run else [])] if r.detail is not None]
+    wrong = {r.run_id: why for r in read if (why := _unproven(r))}
+    e = ctx.observe("each run's usage and cost, with their provenance", {
+        r.run_id: {"usage": r.detail.usage.model_dump(), "cost": r.detail.cost.model_dump()} for r in read
+        if r.detail is not None})
+    ctx.item("figures_say_provenance", bool(read) and not wrong, "every run's usage names its source (provider or "
+             "estimate) and a cost is actual only from provider usage, or said unknown", e,
+             seen={"runs": len(read), "wrong": dict(list(wrong.items())[:3])})
+
+
+def _unproven(run: RunTranscript) -> str:
+    """What is wrong with the provenance of a run's figures ("" when nothing)."""
+    assert run.detail is not None
+    usage, cost = run.detail.usage, run.detail.cost
+    if usage.source not in ("provider", "estimate"):
+        return f"usage names no source ({usage.source!r})"
+    if cost.actual_usd is not None and usage.source != "provider":
+        return f"an actual cost ({cost.actual_usd}) from estimated usage"
+    if cost.actual_usd is None and not cost.unknown:
+        return "no actual cost and nothing said unknown"
+    return ""
 
 
 def _cloud_sync(ctx: CaseContext) -> None:

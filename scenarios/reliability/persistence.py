@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rig.adapters import Message, Session, TokenEvent
+from rig.adapters import Message, RunDetail, Session, TokenEvent
 from rig.gate import CaseContext, case, kept, snapshot
 from scenarios.reliability.steps import UNLINKED_TRIED, attempt, run_ended, saved_answer, wait_terminal
 
@@ -62,6 +62,23 @@ def refresh_and_relogin(ctx: CaseContext) -> None:
                    "from": "run record" if more.detail is not None else "stream"})
 
 
+def _history_complete(ctx: CaseContext, session: Session, parent_id: str, detail: RunDetail, evidence: int) -> None:
+    """The list of messages a model input carried names every one of the branch it answers (the path from the
+    first message to the one it follows), not only none of another branch's: a history it claims to have sent,
+    short of what it sent, is a list that passes for having no wrong member."""
+    by_id = {m.message_id: m for m in session.messages}
+    path: list[str] = []
+    current: str | None = parent_id
+    while current is not None and current in by_id and current not in path:
+        path.append(current)
+        current = by_id[current].parent_id
+    included = {i for mi in detail.model_input for i in mi.included_message_ids}
+    missing = [m for m in reversed(path) if m not in included]
+    ctx.item("history_complete", bool(path) and not missing, "the follow-up's model input lists every message of "
+             "the branch it follows", evidence, needs=("run_model_input",),
+             seen={"branch_messages": len(path), "not_listed": missing[:4]})
+
+
 @case(18, "可靠性-18-1", papers=("P13", "P32"))
 def regenerate_branches(ctx: CaseContext) -> None:
     """Regenerate an answer, then ask a follow-up on the new branch.
@@ -104,6 +121,7 @@ def regenerate_branches(ctx: CaseContext) -> None:
              "the follow-up saw the regenerated answer, not the original", e2, needs=("run_model_input",),
              seen={"regenerated_in_input": alternative.message_id in included,
                    "original_in_input": original.message_id in included})
+    _history_complete(ctx, session, alternative.message_id, follow.detail, e2)
     session = ctx.adapter.session(ctx.a, opened.session_id)
     follow_answer = saved_answer(ctx, session, follow.run_id, item="citations_current_branch")
     if follow_answer is None:

@@ -12,7 +12,6 @@ from rig.measure import RunTranscript, search_measures
 from rig.pdftext import page_texts, squash
 from rig.target import Fixture
 from rig.telemetry import ReceivedSpan, subtree, trace_id_of, traceparent_of
-from rig.verdict import Verdict
 from rig.waiting import wait_while_moving
 from scenarios.reliability.steps import answer_of, model_calls_ended
 
@@ -44,6 +43,15 @@ def mapping_problems(run: RunTranscript, detail: RunDetail, *, stream_cards: boo
                 problems.append(f"stream card of {e.tool_call_id} ({e.ok}, {e.hits} hits) differs from the record "
                                 f"({record.ok}, {len(record.hits)} hits)")
     return problems
+
+
+def unlisted_results(detail: RunDetail) -> list[str]:
+    """Results the record says went back to a round whose model input does not list them: the list of results a
+    model input carried must name every one (`tool_call_ids`), not only name no stranger."""
+    fed = {mi.round: set(mi.tool_call_ids) for mi in detail.model_input}
+    return [f"round {c.returned_to_round} model input omits {c.tool_call_id}, returned to it"
+            for c in detail.tool_calls if c.executed and c.returned_to_round in fed
+            and c.tool_call_id not in fed[c.returned_to_round]]
 
 
 def self_reports(run: RunTranscript, detail: RunDetail) -> dict[str, dict[str, Any]]:
@@ -114,12 +122,13 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
         return
     user = ctx.eval_set.quality_case("用户", 4)
     opened = ctx.open_session(ctx.a, [ctx.doc(p) for p in user[0].allowed_paper_ids])
-    problems, cite_problems, executed = [], [], 0
+    problems, cite_problems, unlisted, executed = [], [], [], 0
     reports: list[dict[str, dict[str, Any]]] = []
     for i, turn in enumerate(user):
         run = ctx.chat(ctx.a, opened.session_id, turn.prompt, revision=i > 0)
         assert run.detail is not None
         problems += mapping_problems(run, run.detail, stream_cards=not ctx.caps.missing("stream_tool_cards"))
+        unlisted += unlisted_results(run.detail)
         cite_problems += citation_problems(ctx, run, run.detail)
         executed += len(run.detail.tool_calls)
         reports.append(self_reports(run, run.detail))
@@ -127,6 +136,10 @@ def calls_and_results_correspond(ctx: CaseContext) -> None:
                                                     "problems": problems})
     ctx.item("chat_results_mapped", executed > 0 and not problems,
              f"{executed} call(s) across {len(user)} turns" + (f"; {problems[:3]}" if problems else ""), e2)
+    e5 = ctx.observe("results returned to each round vs the round's model input", {"omitted": unlisted})
+    ctx.item("model_input_lists_every_result", executed > 0 and not unlisted, "each round's model input names every "
+             "tool result the record says was returned to it", e2, e5, needs=("run_model_input",),
+             seen={"tool_calls": executed, "omitted": unlisted[:3]})
     e3 = ctx.observe("citations traced to their calls", {"problems": cite_problems})
     ctx.item("citations_from_their_calls", not cite_problems, "every citation names a chunk its call returned", e3,
              seen={"problems": cite_problems[:3]})
@@ -207,8 +220,8 @@ def _self_report_checked(ctx: CaseContext, queries: list[str], result: SearchRes
 
     wait_while_moving(lambda: bool(roots()), lambda: len(receiver.spans), 5.0)  # while spans arrive, not a clock
     if not roots():
-        ctx.item("self_report_matches_spans", Verdict.BLOCKED, "missing capability: the target sent no span of the "
-                 f"direct call to the rig's receiver (trace {trace_id})")
+        ctx.absent("self_report_matches_spans", "target_spans", "the target sent no span of the direct call to the "
+                   f"rig's receiver (trace {trace_id})", evidence)
         return
     mine = subtree([s for s in receiver.trace(trace_id) if s.scope != "rig"], {s.span_id for s in roots()})
     executions = [s for s in mine if s.name.startswith("execute_tool")]

@@ -48,7 +48,7 @@ OWN_FAILURES = {
 EXPECTED_BLOCKED = {
     (1, "trace_linked"): "trace_ids",
     (2, "anon_resume"): "resume", (4, "b_resume"): "resume", (4, "citation"): "locate_citation",
-    (13, "self_report_matches_spans"): "the target sent no span of the direct call to the rig's receiver",
+    (13, "self_report_matches_spans"): "target_spans — the target sent no span of the direct call to the rig's receiver",
     (18, "regenerate_while_running"): "run_model_input", (20, "resume_while_running"): "resume",
     (2, "page_text"): "page_text", (2, "citation"): "locate_citation",
     (3, "b_preview"): "page_text",

@@ -7,13 +7,14 @@ started with one defect must fail that defect's probe.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rig.adapters.models import CheckpointEvent, RunDetail, TokenEvent
+from rig.adapters.models import CheckpointEvent, RunDetail, TerminalEvent, TokenEvent
 from rig.corpus_load import load_corpus
 from rig.errors import TargetHTTPError, TargetProtocolError
 from rig.target.embedded import EmbeddedWorkbench
@@ -506,6 +507,99 @@ def _(wb: LiveWorkbench) -> bool:
     return plain.executed_calls == traced.executed_calls == 2
 
 
+@probe("stream_end_contradicts")
+def _(wb: LiveWorkbench) -> bool:
+    with slow_stream(wb):
+        sid = open_on(wb, wb.auth_a, ["P32"])
+        sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
+        stream = wb.adapter.events(wb.auth_a, sub.run_id)
+        next(e for e in stream if isinstance(e, TokenEvent))
+        wb.adapter.stop(wb.auth_a, sub.run_id)
+        end = [e for e in stream if isinstance(e, TerminalEvent)][-1]
+    detail = wb.adapter.run(wb.auth_a, sub.run_id)
+    return detail.state == "stopped" and (end.state, end.reason) == (detail.state, detail.end_reason)
+
+
+@probe("first_token_backdated")
+def _(wb: LiveWorkbench) -> bool:
+    d = ask(wb, ["P32"], "2.9%指什么？").detail
+    return d.first_token_at_ms is not None and d.queued_at_ms is not None and d.first_token_at_ms >= d.queued_at_ms
+
+
+@probe("trace_ignores_caller")
+def _(wb: LiveWorkbench) -> bool:
+    trace = uuid.uuid4().hex
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？", traceparent=f"00-{trace}-00f067aa0ba902b7-01")
+    list(wb.adapter.events(wb.auth_a, sub.run_id))
+    ended = wait_until(lambda: [s for s in _spans_in(wb, trace) if s["name"] == "run"], 30.0)
+    return wb.adapter.run(wb.auth_a, sub.run_id).trace_id == trace and bool(ended)
+
+
+@probe("model_input_drops_history")
+def _(wb: LiveWorkbench) -> bool:
+    first = ask(wb, ["P32"], "2.9%指什么？")
+    follow = ask(wb, [], "压缩为一句话。", session_id=first.session_id)
+    earlier = [m.message_id for m in wb.adapter.session(wb.auth_a, first.session_id).messages
+               if m.run_id != follow.run_id and m.role in ("user", "assistant")][:2]
+    included = {i for mi in follow.detail.model_input for i in mi.included_message_ids}
+    return len(earlier) == 2 and set(earlier) <= included
+
+
+@probe("model_input_unlisted_results")
+def _(wb: LiveWorkbench) -> bool:
+    d = ask(wb, ["P32"], "2.9%指什么？").detail
+    fed = {mi.round: set(mi.tool_call_ids) for mi in d.model_input}
+    executed = [c for c in d.tool_calls if c.executed and c.returned_to_round is not None]
+    return bool(executed) and all(c.tool_call_id in fed.get(c.returned_to_round or 0, set()) for c in executed)
+
+
+@probe("direct_call_unspanned")
+def _(wb: LiveWorkbench) -> bool:
+    direct, marker = uuid.uuid4().hex, uuid.uuid4().hex
+    wb.adapter.search(wb.auth_a, wb.corpus.project_id, ["buyer protection badge"], [wb.corpus.doc("P32")],
+                      traceparent=f"00-{direct}-{'cd' * 8}-01")
+    sid = open_on(wb, wb.auth_a, ["P32"])  # a run after it: once its spans are written, the call's were before them
+    sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？", traceparent=f"00-{marker}-{'cd' * 8}-01")
+    list(wb.adapter.events(wb.auth_a, sub.run_id))
+    assert wait_until(lambda: [s for s in _spans_in(wb, marker) if s["name"] == "run"], 30.0), "no run span written"
+    return any(s["name"] == "internal_search" for s in _spans_in(wb, direct))
+
+
+@probe("foreign_project_hits_unpaged")
+def _(wb: LiveWorkbench) -> bool:
+    other = wb.adapter.create_project(wb.auth_a, f"other {uuid.uuid4().hex[:6]}")
+    sid = wb.adapter.open_session(wb.auth_a, other, [wb.corpus.doc("P32")]).session_id
+    d = ask(wb, [], "2.9%指什么？", session_id=sid).detail
+    hits = [h for c in d.tool_calls for h in c.hits]
+    return bool(hits) and all(h.page is not None for h in hits)
+
+
+def _provider_silent(wb: LiveWorkbench) -> RunDetail:
+    """A run whose one model request the provider answered without usage (the workbench's `llm` no_usage fault)."""
+    with settings(wb):
+        wb.adapter.chaos("POST", "faults", {"point": "llm", "mode": "no_usage", "times": 1})
+        return ask(wb, ["P32"], "2.9%指什么？").detail
+
+
+@probe("estimate_shown_as_actual")
+def _(wb: LiveWorkbench) -> bool:
+    return _provider_silent(wb).usage.source == "estimate"
+
+
+@probe("actual_cost_from_estimate")
+def _(wb: LiveWorkbench) -> bool:
+    d = _provider_silent(wb)
+    return d.usage.source == "estimate" and d.cost.actual_usd is None
+
+
+def _spans_in(wb: LiveWorkbench, trace_id: str) -> list[dict[str, Any]]:
+    """The spans of one trace the workbench wrote to its trace file (`--trace-file`)."""
+    path = wb.target.data_dir / "spans.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [s for s in map(json.loads, lines) if s.get("context", {}).get("trace_id") == f"0x{trace_id}"]
+
+
 def _target_gauge(wb: LiveWorkbench, name: str) -> float:
     from rig.promtext import sample_value
 
@@ -619,7 +713,8 @@ class _defect_workbench:  # noqa: N801 - used as a context manager
     def __enter__(self) -> LiveWorkbench:
         from rig.adapters import WorkbenchAdapter
 
-        target = EmbeddedWorkbench(self.tmp / "wb", chaos_token=CHAOS_TOKEN, defects=self.defects)
+        target = EmbeddedWorkbench(self.tmp / "wb", chaos_token=CHAOS_TOKEN, defects=self.defects,
+                                   extra_args=["--trace-file", str(self.tmp / "wb" / "spans.jsonl")])
         target.start()
         a, b = target.add_account("alice"), target.add_account("bob")
         adapter = WorkbenchAdapter(target.url, chaos_token=CHAOS_TOKEN)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import itertools
 import json
@@ -21,6 +22,7 @@ from workbench.modelconfig import user_config
 from workbench.runs import TERMINAL
 from workbench.runstart import start_run
 from workbench.schemas import StopIn
+from workbench.services import Services
 
 router = APIRouter(prefix="/api/v1")
 RESUMABLE = {"stopped", "interrupted", "failed"}
@@ -106,6 +108,9 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
                 event_id, event, data = item
                 if event in ("queued", "status") and "no_status" in svc.dialects:
                     continue  # the dialect: the stream starts with the first answer piece
+                if event in ("done", "error") and data.get("state") == "stopped" and \
+                        "stream_end_contradicts" in svc.defects:
+                    event, data = "done", {**data, "state": "completed", "reason": "completed"}
                 yield _sse(event_id, event, data)
                 if event == "token" and svc.defects.names & HOSTILE:
                     async for hostile in _hostile(svc.defects.names & HOSTILE, event_id, data):
@@ -151,6 +156,28 @@ async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
     if "tool_count_inflated" in svc.defects and detail.get("tool_calls"):
         detail = {**detail, "tool_calls_proposed": (detail.get("tool_calls_proposed") or 0) + 1,
                   "tool_calls_executed": (detail.get("tool_calls_executed") or 0) + 1}
+    return _record_defects(svc, detail)
+
+
+def _record_defects(svc: Services, detail: dict[str, Any]) -> dict[str, Any]:
+    """The seeded defects that rewrite what a run record says of itself (trust nothing, part 3)."""
+    defects = svc.defects
+    if "first_token_backdated" in defects and detail.get("first_token_at_ms") and detail.get("queued_at_ms"):
+        stamp = detail["queued_at_ms"] - 1500
+        detail = {**detail, "first_token_at_ms": stamp,
+                  "first_token_at": dt.datetime.fromtimestamp(stamp / 1000, dt.UTC).isoformat()}
+    if "model_input_drops_history" in defects:
+        detail = {**detail, "model_input": [{**mi, "included_message_ids": mi["included_message_ids"][-1:]}
+                                            for mi in detail.get("model_input") or []]}
+    if "model_input_unlisted_results" in defects:
+        detail = {**detail, "model_input": [{**mi, "tool_call_ids": []} for mi in detail.get("model_input") or []]}
+    if "foreign_project_hits_unpaged" in defects and detail.get("session_id"):
+        row = svc.db.one("SELECT project_id FROM sessions WHERE session_id=?", detail["session_id"])
+        home = row["project_id"] if row else None
+        projects = {r["doc_id"]: r["project_id"] for r in svc.db.all("SELECT doc_id, project_id FROM documents")}
+        detail = {**detail, "tool_calls": [{**c, "hits": [{**h, "page": None} if projects.get(h["doc_id"]) != home
+                                                          else h for h in c.get("hits") or []]}
+                                           for c in detail.get("tool_calls") or []]}
     return detail
 
 

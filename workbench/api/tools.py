@@ -26,7 +26,7 @@ async def search(body: SearchIn, request: Request, user: User = Depends(current_
         raise ApiError(503, "search_unavailable", "the index is being rebuilt after a failed document")
     history = [h.model_dump() for h in body.history] if body.history else None
     traceparent = request.headers.get("traceparent")
-    if traceparent:  # the caller's trace: the call's stages and executions are spans in it
+    if traceparent and "direct_call_unspanned" not in svc.defects:  # the caller's trace: stages, executions as spans
         tool_trace = ToolTrace(svc, traceparent)
         with tool_trace.active():
             outcome = await internal_search(svc, user_id=user.user_id, project_id=body.project_id,
