@@ -93,6 +93,15 @@ def user_add(
         typer.echo(add_user(data, name, secret))
 
 
+@app.command("seal")
+def seal_data(data: Annotated[Path, typer.Option(help="Data directory of a stopped server.")]) -> None:
+    """Remove what a shared copy of the data directory must not hold: the secret key, encrypted API keys, password
+    hashes and login tokens (a later `serve` and `user add` set them again)."""
+    from workbench.accounts import seal
+
+    typer.echo(", ".join(seal(data)) or "nothing to remove")
+
+
 @app.command()
 def defects() -> None:
     """List the seeded defects (tests only) and the promise each one breaks."""

@@ -87,7 +87,7 @@ class WorkbenchAdapter(Adapter):
                         expires_at=data.get("expires_at"))
         except (KeyError, TypeError, ValueError):
             raise TargetProtocolError(f"login answered {str(data)[:160]!r}: no token and user_id (API.md, POST "
-                                      "/api/auth/login)", operation="login") from None
+                                      f"{API}/auth/login)", operation="login") from None
 
     def logout(self, auth: Auth) -> None:
         self.request(auth, "POST", f"{API}/auth/logout", op="logout")

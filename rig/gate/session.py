@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field, field_validator
 
+from rig import events
 from rig.browser.host import BrowserHost
 from rig.browser.selectors import load_selectors
 from rig.catalog import eval_set_sha256, load_eval_set
@@ -22,6 +23,7 @@ from rig.evidence import EvidenceStore
 from rig.fixtures import ensure_corpus
 from rig.gate.browser_kit import BrowserKit
 from rig.gate.finish import finish_gate, load_observed
+from rig.gate.heartbeat import StreamHeartbeat
 from rig.gate.metrics_push import push_gate_results
 from rig.gate.registry import CaseSpec, all_cases
 from rig.gate.runner import ran_cases, run_cases
@@ -217,9 +219,11 @@ class GateRun(OnOptions[GateOptions]):
                     return True
                 return self.ends_at is not None and time.monotonic() > self.ends_at
 
-            outcome = run_cases(target, run.store, eval_set, target.corpus_dir, target.corpus, self.specs,
-                                repeat=o.repeat, chaos_defaults=target.chaos_defaults, progress=self._on_case,
-                                browser=browser, tracer=tracer, stop=over)
+            beat = StreamHeartbeat(lambda text: self.progress(text, self.done, self.total) if self.progress else None)
+            with events.case_started.listening(beat.on_case), events.run_event.listening(beat.on_event):
+                outcome = run_cases(target, run.store, eval_set, target.corpus_dir, target.corpus, self.specs,
+                                    repeat=o.repeat, chaos_defaults=target.chaos_defaults, progress=self._on_case,
+                                    browser=browser, tracer=tracer, stop=over)
         run.settle_spans()  # the rig's spans and the target's are in the store before the report reads them
         if outcome.target_down:
             run.store.set_meta("target_down", outcome.target_down)

@@ -67,18 +67,22 @@ def _login_all(adapter: Adapter, usernames: dict[str, str], passwords: dict[str,
     With none left the run cannot measure anything: a RigError naming each refused account."""
     logins: dict[str, Auth] = {}
     refused: dict[str, str] = {}
+    own_error = False  # a 5xx: the target failed on login, whatever the password
     for key, username in usernames.items():
         try:
             logins[key] = adapter.login(username, passwords[key])
         except TargetHTTPError as exc:
             refused[key] = f"{username}: {exc.status}" + (f" {exc.code}" if exc.code else "")
+            own_error |= exc.status >= 500
     if refused:
         store.add_measures([Measure(code="error", source="client", value=1.0, unit="count", scenario="setup",
                                     label=labels.login_failed(f"setup:{usernames[k]}")) for k in refused])
         store.set_meta("setup_login_failures", refused)
     if not logins:
-        raise RigError(f"every login failed, nothing to measure: {'; '.join(refused.values())}",
-                       fix="check the accounts' usernames and the password environment variables in rig.yaml")
+        raise RigError(f"every login failed, nothing to measure: {'; '.join(refused.values())}"
+                       + (" (the target's own error, not a refused password)" if own_error else ""),
+                       fix="check the target's logs; it fails on login" if own_error else
+                       "check the accounts' usernames and the password environment variables in rig.yaml")
     return logins
 
 

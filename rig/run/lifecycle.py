@@ -110,10 +110,17 @@ class Run:
         self.manifest.ended_at = now_iso()
         self.save_manifest()
 
+    @property
+    def history_root(self) -> Path:
+        """Where this run's history entry goes: the reports folder for a run inside it, else beside the run (a run
+        given its own directory with `--out` never writes into the current directory's `reports/`)."""
+        inside = self.dir.resolve().is_relative_to(self.reports_root.resolve())
+        return self.reports_root if inside else self.dir.parent
+
     def publish(self, decision: str, observed: dict[str, float | None]) -> None:
         """A decided run: `reports/latest` points at it and `rig history` lists it."""
         point_latest(self.dir, self.reports_root)
-        record_history(self.reports_root, self.dir, self.manifest, decision, observed)
+        record_history(self.history_root, self.dir, self.manifest, decision, observed)
 
     def crashed(self, exc: BaseException) -> RigError:
         """A crash of the rig itself: its traceback to `rig-error.log` and the store; the error to report (exit 2,
@@ -123,6 +130,7 @@ class Run:
     def _stop_embedded(self) -> None:
         for target in self.embedded:
             target.stop()  # its last spans are exported on shutdown, while the receiver still listens
+            target.seal()  # no secret key, API key, password hash or token left in the shareable run directory
 
 
 @contextmanager

@@ -73,6 +73,14 @@ class EmbeddedWorkbench:
             raise TargetUnreachable("embedded workbench", f"`{' '.join(cmd[:5])}` failed: {done.stderr.strip()[-500:]}")
         return made
 
+    def seal(self) -> None:
+        """After `stop()`: remove the secrets from its data directory (it lives in a run directory people share);
+        a resume starts it again and sets the accounts' passwords anew."""
+        done = subprocess.run([sys.executable, "-m", "workbench", "seal", "--data", str(self.data_dir)],
+                              capture_output=True, text=True, timeout=60, env={**os.environ, **self.env})
+        if done.returncode != 0:
+            raise TargetUnreachable("embedded workbench", f"sealing its data failed: {done.stderr.strip()[-500:]}")
+
     def command(self) -> list[str]:
         port = str(self.port) if self.port else "0"
         cmd = [sys.executable, "-m", "workbench", "serve", "--data", str(self.data_dir), "--port", port,

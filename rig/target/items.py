@@ -90,7 +90,8 @@ class ItemRecording:
             "account": ex.account, "method": ex.method, "path": ex.path, "status": ex.status, "error": ex.error,
             "request": _clip(ex.request_body), "response": _clip(ex.response_body),
             "duration_ms": round((ex.received_ns - ex.sent_ns) / 1e6, 3)})
-        self.tracer.step(self.span, ex.method, ex.path, ex.status, ex.sent_ns, ex.received_ns, ex.account, ex.error)
+        self.tracer.step(self.span, adapter.base_url, ex.method, ex.path, ex.status, ex.sent_ns, ex.received_ns,
+                         ex.account, ex.error)
 
     def evidence(self, kind: str, title: str, data: Any) -> int:
         return self.store.add_evidence(self.rep, self.key, kind, title, data)

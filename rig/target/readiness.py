@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -31,7 +33,7 @@ def wait_ready(url: str, timeout_s: float, check: Callable[[], None] | None = No
                         "the target is up but says it is not ready: check its logs, or give it longer with "
                         "target.ready_timeout in rig.yaml")
             except httpx.ConnectError:
-                last = ("nothing accepts connections there", None)
+                last = _unconnected(url)
             except httpx.TimeoutException:
                 last = (f"it accepts connections but {path} did not answer within 2 s",
                         "the target hangs: check its logs and its worker threads")
@@ -41,3 +43,14 @@ def wait_ready(url: str, timeout_s: float, check: Callable[[], None] | None = No
             time.sleep(POLL_S)
     cause, fix = last
     raise TargetUnreachable(url, f"not ready after {timeout_s:.0f} s: {cause}", fix=fix)
+
+
+def _unconnected(url: str) -> tuple[str, str | None]:
+    """Why a connection failed: a host name that does not resolve, or nothing listening at an address that does."""
+    host = urlsplit(url).hostname or ""
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError) as exc:
+        return (f"the host name {host!r} does not resolve ({exc})",
+                "check the URL's host name (in compose: the service's name, on the same network as the rig)")
+    return ("nothing accepts connections there", None)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from importlib.metadata import version
+from urllib.parse import urlsplit
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -67,9 +68,10 @@ class RigTracer:
 
     @contextmanager
     def case_span(self, case_id: int, record_id: str, metrics: list[str], rep: int) -> Iterator[Span]:
-        """The span of one case; the caller sets `rig.verdict` on it before it ends."""
+        """The span of one case (named `rig.case`: which case is an attribute, so span names stay few); the caller
+        sets `rig.verdict` on it before it ends."""
         with self.tracer.start_as_current_span(
-                f"rig.case {record_id}", kind=SpanKind.INTERNAL, end_on_exit=True, record_exception=False,
+                "rig.case", kind=SpanKind.INTERNAL, end_on_exit=True, record_exception=False,
                 attributes={"rig.case_id": case_id, "rig.record_id": record_id, "rig.metric": ",".join(metrics),
                             "rig.rep": rep}) as span:
             yield span
@@ -83,13 +85,20 @@ class RigTracer:
         return self.tracer.start_span(name, context=trace.set_span_in_context(parent), kind=SpanKind.CLIENT,
                                       start_time=start_ns or wall_ns(), attributes=attributes)
 
-    def step(self, parent: Span, method: str, path: str, status: int | None, start_ns: int, end_ns: int,
-             account: str | None, error: str | None) -> None:
-        """A finished HTTP exchange of a case, as a span with the times the rig measured (`now_ns()` readings)."""
-        span = self.child(f"rig.step {method}", parent, wall_ns(start_ns), **{
-            "http.request.method": method, "url.path": path, "rig.account": account or ""})
+    def step(self, parent: Span, base_url: str, method: str, path: str, status: int | None, start_ns: int,
+             end_ns: int, account: str | None, error: str | None) -> None:
+        """A finished HTTP exchange of a case, as an HTTP client span (OpenTelemetry's stable HTTP attributes) with
+        the times the rig measured (`now_ns()` readings)."""
+        url = urlsplit(base_url.rstrip("/") + path)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        attributes: dict[str, str | int] = {
+            "http.request.method": method, "url.full": url.geturl(), "url.path": url.path,
+            "server.address": url.hostname or "", "server.port": port, "rig.account": account or ""}
+        span = self.child(method, parent, wall_ns(start_ns), **attributes)
         if status is not None:
             span.set_attribute("http.response.status_code", status)
+        if error or (status or 0) >= 400:
+            span.set_attribute("error.type", str(status) if status is not None and status >= 400 else error or "error")
         if error or (status or 0) >= 500:
             span.set_status(Status(StatusCode.ERROR, error or f"HTTP {status}"))
         span.end(end_time=wall_ns(end_ns))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -80,3 +81,18 @@ def test_no_api_key_or_token_lands_in_the_run_directory(gate: GateResult) -> Non
             data = path.read_bytes()
             assert b"sk-rig-" not in data, path
             assert b"Bearer " not in data, path
+
+
+def test_the_embedded_targets_data_in_the_run_directory_holds_no_secret(gate: GateResult) -> None:
+    """The run directory is shared; the embedded target's data in it is sealed once it stopped: no key that decrypts
+    API keys, no encrypted API key, no password hash, no login token (a resume sets them again)."""
+    data = Path(gate.run_dir) / "target"
+    assert (data / "workbench.sqlite3").exists() and not (data / "secret.key").exists()
+    conn = sqlite3.connect(data / "workbench.sqlite3")
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM users WHERE pw_hash != ''").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM model_configs WHERE api_key_enc IS NOT NULL").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM users").fetchone()[0] >= 2  # what the run made is still there
+    finally:
+        conn.close()

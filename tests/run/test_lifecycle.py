@@ -79,3 +79,15 @@ def test_a_directory_that_holds_a_run_is_refused_before_anything_is_written(tmp_
     with pytest.raises(ConfigError, match="already holds a run"), \
             open_run("gate", OutputChoice(out=tmp_path / "run"), _manifest()):
         pass
+
+
+def test_a_run_given_its_own_directory_keeps_its_history_beside_it(tmp_path: Path) -> None:
+    """`--out DIR` never writes into the current directory's reports/: the history goes beside the run; a run inside
+    the reports folder records there, with `latest` pointing at it."""
+    reports = tmp_path / "reports"
+    with open_run("gate", OutputChoice(out=tmp_path / "elsewhere" / "run", reports_root=reports), _manifest()) as run:
+        run.publish("pass", {"T4.p95": 1.0})
+    assert (tmp_path / "elsewhere" / "history.sqlite3").exists() and not reports.exists()
+    with open_run("gate", OutputChoice(reports_root=reports), _manifest()) as run:
+        run.publish("pass", {})
+    assert (reports / "history.sqlite3").exists() and (reports / "latest").resolve() == run.dir.resolve()
