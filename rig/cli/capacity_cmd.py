@@ -6,11 +6,10 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.markup import escape
 from rich.table import Table
 
 from rig.capacity.session import CapacityOptions, run_capacity
-from rig.cli.console import Output, console, fail, live_progress, option_error
+from rig.cli.console import Output, console, escape, fail, live_progress, option_error
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.load.options import LoadOptions

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, escape, fail
 from rig.compare.history import History
 from rig.compare.model import CompareResult, CompareSettings
 from rig.compare.push import push_compare

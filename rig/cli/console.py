@@ -12,14 +12,21 @@ from typing import Annotated, ClassVar, TextIO
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.clock import parse_duration
 from rig.errors import RigError
+from rig.report.plain import visible
 from rig.run.flags import Flag
 
 PIPE_COLUMNS = 200  # without a terminal (a CI log, a pipe): lines as long as this before rich wraps them, not 80
+
+
+def escape(text: str) -> str:
+    """Text from a target, a file or a user, for a Rich print: its brackets shown as typed (never markup), its
+    control characters (an ESC sequence, a NUL) shown as `\\xNN` (never acting on the terminal)."""
+    return markup_escape(visible(text))
 
 
 def _width(stream: TextIO) -> int | None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rig.cli.console import Output, console, fail, live_progress
+from rig.cli.console import Output, console, escape, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.prerelease import PrereleaseOptions, PrereleaseResult, run_prerelease

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from rig.catalog import load_eval_set
-from rig.cli.console import Output, console, fail, live_progress
+from rig.cli.console import Output, console, escape, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.gate.registry import all_cases

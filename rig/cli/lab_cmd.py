@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import console, fail, option_error
+from rig.cli.console import console, escape, fail, option_error
 from rig.clock import parse_duration
 from rig.errors import RigError
 from rig.netlab.lab import LabOptions, default_out, run_lab

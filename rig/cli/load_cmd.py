@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import Output, console, fail, live_progress
+from rig.cli.console import Output, console, escape, fail, live_progress
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.load import live

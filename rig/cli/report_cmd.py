@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from rig.cli.console import console, fail
+from rig.cli.console import console, escape, fail
 from rig.errors import RigError
 from rig.finish import finish_run
 

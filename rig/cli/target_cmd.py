@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from rig.cli.console import console, err_console, fail
+from rig.cli.console import console, err_console, escape, fail
 from rig.config import load_config
 from rig.errors import ConfigError, RigError
 from rig.fixtures import ensure_corpus

@@ -3,11 +3,11 @@ with both runs' distributions on one axis (ECDF, inline SVG) and the flagged shi
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from rig.compare.model import CompareResult, Comparison, Difference, TCodeComparison
 from rig.compare.runs import read_measures, samples
+from rig.report.plain import escape, md_cell
 
 _COLORS = {"base": "#8a8f98", "new": "#1f6feb"}
 _CALL_STYLE = {"regressed": "color:#b42318;font-weight:600", "improved": "color:#067647;font-weight:600",
@@ -63,7 +63,7 @@ def markdown(result: CompareResult) -> str:
 
 
 def page(result: CompareResult) -> str:
-    esc = html.escape
+    esc = escape
     body = [f"<h1>Compare: <span style='{_decision_style(result.decision)}'>{esc(result.decision)}</span></h1>",
             f"<p>base <code>{esc(result.base)}</code><br>new <code>{esc(result.new)}</code></p>",
             f"<p class=small>α = {result.settings.alpha}; a shift counts when its {1 - result.settings.alpha:.0%} "
@@ -124,7 +124,7 @@ def _tcode_block(t: TCodeComparison, drawn: tuple[list[float], list[float]]) -> 
                    + (f"{s.delta:+.1f} [{s.low:+.1f}, {s.high:+.1f}]" if s.delta is not None else "—")
                    + f"</td><td style='{_CALL_STYLE[s.call]}'>{s.call}</td></tr>" for s in t.shifts)
     flagged = [s for s in t.shifts if s.call in ("regressed", "improved")]
-    return (f"<div class=card><b>{t.code}</b> {html.escape(t.source)} <span class=small>n {t.n_base} → {t.n_new}; "
+    return (f"<div class=card><b>{t.code}</b> {escape(t.source)} <span class=small>n {t.n_base} → {t.n_new}; "
             f"Cliff's δ {t.cliffs_delta if t.cliffs_delta is not None else '—'}</span>"
             f"{_ecdf(*drawn, marks=[(s.stat, s.base, s.new) for s in flagged])}"
             f"<table><tr><th>stat</th><th>base</th><th>new</th><th>shift [interval] ms</th><th>call</th></tr>{rows}"
@@ -171,7 +171,7 @@ def _ecdf(base: list[float], new: list[float], marks: list[tuple[str, float | No
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
-    esc = html.escape
+    esc = escape
     return ("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>"
             + "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
 
@@ -181,8 +181,7 @@ def _decision_style(decision: str) -> str:
 
 
 def _cell(value: object) -> str:
-    text = str(value).replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= 80 else text[:77] + "..."
+    return md_cell(str(value), 80)
 
 
 def _n(value: float | None, unit: str = "") -> str:

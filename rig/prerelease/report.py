@@ -8,7 +8,6 @@ and the judge sheets. `prerelease.json` carries the numbers the page shows.
 from __future__ import annotations
 
 import json
-from html import escape
 
 from pydantic import BaseModel
 
@@ -20,6 +19,7 @@ from rig.quality.summary import turn_records
 from rig.report.chaos_section import chaos_bands, chaos_section
 from rig.report.html import html_report, tcode_table
 from rig.report.load_section import error_headline, load_section
+from rig.report.plain import escape
 from rig.report.quality_section import quality_section
 from rig.results.chaos import ChaosAnalysis
 

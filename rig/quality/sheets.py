@@ -11,13 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from html import escape
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from rig.catalog.models import EvalSet
 from rig.jsonvalue import JsonObject
+from rig.report.plain import escape
 from rig.results.quality import CitedSource, TurnRecord
 
 

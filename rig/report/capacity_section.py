@@ -5,10 +5,10 @@ run's junit.xml."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from html import escape
 
 from rig.measure.thresholds import Threshold
 from rig.policy import Decision
+from rig.report.plain import escape
 from rig.report.svg import line_chart
 from rig.results.capacity import CapacityResult
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from rig.evidence import EvidenceStore
+from rig.report.plain import escape
 from rig.results.chaos import ChaosAnalysis, Window
 
 

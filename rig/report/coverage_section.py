@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from rig.coverage import ACTORS, STATES, CoverageMatrix
+from rig.report.plain import escape
 
 
 def coverage_html(matrix: CoverageMatrix) -> str:

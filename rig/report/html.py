@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from html import escape
 
 from rig.evidence import EvidenceRow
 from rig.report.coverage_section import coverage_html
 from rig.report.data import CaseReport, ReportData, TCodeRow
+from rig.report.plain import escape
 from rig.report.traces import traces_html
 from rig.runmanifest import RunManifest
 from rig.verdict import Verdict

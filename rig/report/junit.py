@@ -13,6 +13,7 @@ from xml.etree import ElementTree as ET
 
 from rig.policy import Decision
 from rig.report.data import ReportData
+from rig.report.plain import xml_text
 from rig.results.load import LoadSummary
 from rig.verdict import Verdict
 
@@ -26,18 +27,19 @@ def junit_xml(data: ReportData) -> str:
     if decided_nothing:
         tc = ET.SubElement(suite, "testcase", classname="rig.gate", name="gate decision")
         error = ET.SubElement(tc, "error", message=f"the gate decided nothing ({data.decision.decision})"[:500])
-        error.text = "\n".join(data.decision.reasons) or "no case passed or failed"
+        error.text = xml_text("\n".join(data.decision.reasons)) or "no case passed or failed"
     for c in data.cases:
-        tc = ET.SubElement(suite, "testcase", classname=f"reliability.{c.module}", name=f"{c.record_id} {c.name}",
+        tc = ET.SubElement(suite, "testcase", classname=xml_text(f"reliability.{c.module}"),
+                           name=xml_text(f"{c.record_id} {c.name}"),
                            time=f"{c.duration_s or 0:.3f}")
         props = ET.SubElement(tc, "properties")
         ET.SubElement(props, "property", name="verdict", value=c.verdict.value)
         ET.SubElement(props, "property", name="case_id", value=str(c.case_id))
         if c.verdict == Verdict.FAIL:
-            failure = ET.SubElement(tc, "failure", message=c.reason[:500])
-            failure.text = "\n".join(f"{i.name}: {i.verdict.value} — {i.reason}" for i in c.items)
+            failure = ET.SubElement(tc, "failure", message=xml_text(c.reason[:500]))
+            failure.text = xml_text("\n".join(f"{i.name}: {i.verdict.value} — {i.reason}" for i in c.items))
         elif c.verdict != Verdict.PASS:
-            ET.SubElement(tc, "skipped", message=f"{c.verdict.value}: {c.reason}"[:500])
+            ET.SubElement(tc, "skipped", message=xml_text(f"{c.verdict.value}: {c.reason}"[:500]))
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
@@ -53,13 +55,13 @@ def load_junit(summary: LoadSummary, decision: Decision) -> str:
                         time=f"{summary.duration_s:.3f}")
     if undecided:
         error = ET.SubElement(run, "error", message="the load run could not decide"[:500])
-        error.text = "\n".join(decision.reasons)
+        error.text = xml_text("\n".join(decision.reasons))
     for c in checks:
-        tc = ET.SubElement(suite, "testcase", classname="load.thresholds", name=c.text)
+        tc = ET.SubElement(suite, "testcase", classname="load.thresholds", name=xml_text(c.text))
         props = ET.SubElement(tc, "properties")
-        ET.SubElement(props, "property", name="observed", value=c.shown)
+        ET.SubElement(props, "property", name="observed", value=xml_text(c.shown))
         if c.holds is False:
-            ET.SubElement(tc, "failure", message=f"{c.text}: observed {c.shown}"[:500])
+            ET.SubElement(tc, "failure", message=xml_text(f"{c.text}: observed {c.shown}"[:500]))
         elif c.holds is None:
             ET.SubElement(tc, "skipped", message=f"no measurement of {c.key}")
     ET.indent(suite)

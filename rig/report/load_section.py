@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from rig.evidence import EvidenceStore
 from rig.measure import labels
 from rig.measure.aggregate import ended_run_ids, is_run_end
 from rig.measure.tally import counted_errors
+from rig.report.plain import escape
 from rig.report.svg import line_chart, windows
 from rig.results.load import LoadSummary, PhaseStats
 

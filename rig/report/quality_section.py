@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from rig.report.html import chip
+from rig.report.plain import escape
 from rig.results.quality import QualitySummary, TurnRecord
 from rig.verdict import Verdict
 

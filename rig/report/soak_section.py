@@ -3,8 +3,7 @@ interval and its call."""
 
 from __future__ import annotations
 
-from html import escape
-
+from rig.report.plain import escape
 from rig.report.svg import scatter_with_fit
 from rig.results.soak import SoakAnalysis
 

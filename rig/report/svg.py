@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
+from rig.report.plain import escape
 from rig.stats import percentile
 
 PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700", "#57606a")

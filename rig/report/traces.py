@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from pydantic import BaseModel, Field
 
 from rig.evidence import EvidenceStore, StoredSpan
 from rig.jsonvalue import JsonObject
+from rig.report.plain import escape
 
 MAX_SPANS = 400
 SHOWN_ATTRIBUTES = ("run.id", "rig.verdict", "rig.run.state", "http.response.status_code", "url.path",
