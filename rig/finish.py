@@ -19,7 +19,8 @@ from rig.quality.session import finish_quality_dir
 from rig.run_end import Finished
 from rig.runmanifest import read_manifest
 
-FINISH = {"gate": finish_gate_dir, "load": finish_load_dir, "quality": finish_quality_dir}
+FINISH = {"gate": finish_gate_dir, "load": finish_load_dir, "capacity": finish_load_dir,
+          "quality": finish_quality_dir}
 
 __all__ = ["Finished", "finish_run"]
 

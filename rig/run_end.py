@@ -71,14 +71,15 @@ class Finished:
 
 
 @contextmanager
-def finishing(run_dir: Path, kind: str) -> Iterator[tuple[RunManifest, EvidenceStore, str | None]]:
-    """Open a `kind` run's directory to finish it: its manifest, its store, and when it ended early (None: it ran
-    to its end). The directory is held meanwhile, so a run that is still live is never rewritten."""
+def finishing(run_dir: Path, kind: str, *also: str) -> Iterator[tuple[RunManifest, EvidenceStore, str | None]]:
+    """Open a `kind` run's directory (or one of the kinds `also` names) to finish it: its manifest, its store, and
+    when it ended early (None: it ran to its end). The directory is held meanwhile, so a run that is still live is
+    never rewritten."""
     if not (run_dir / "manifest.json").exists() or not (run_dir / "evidence.sqlite3").exists():
         raise ConfigError(f"{run_dir} has no manifest.json and evidence.sqlite3: not a rig run directory",
                           fix="pass the directory a rig gate, load, quality or demo run wrote")
     manifest = read_manifest(run_dir)
-    if manifest.kind != kind:
+    if manifest.kind not in (kind, *also):
         raise ConfigError(f"{run_dir} is a {manifest.kind!r} run, not a {kind} run",
                           fix="rig report finishes gate, load, quality and demo runs")
     hold(run_dir)

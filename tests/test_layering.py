@@ -78,7 +78,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__",),  # the public face
 )
 # Imports inside a function are allowed only of these: heavy dependencies that only some runs need.
-LAZY = ("docker", "playwright", "socketio", "psutil", "langfuse", "fpdf", "pypdf")
+LAZY = ("docker", "playwright", "socketio", "psutil", "langfuse", "fpdf", "pypdf", "matplotlib")
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 
 

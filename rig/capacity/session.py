@@ -97,7 +97,7 @@ def run_capacity(options: CapacityOptions, progress: Progress | None = None) -> 
                           fix="give --policy a policy.yaml with thresholds, e.g. [T4.p95 < 3s, error_rate < 1%]")
     steer = Steering(options, thresholds, progress)
     load = options.load.model_copy(update={
-        "shape": ShapeSpec(control=CONTROL_FILE), "users": options.max_users,
+        "kind": "capacity", "shape": ShapeSpec(control=CONTROL_FILE), "users": options.max_users,
         "spawn_rate": float(max(options.max_users, 1)), "duration_s": options.budget_s + 2 * options.step_s})
     with events.load_running.listening(steer.run):
         result: LoadResult = run_load(load, progress)

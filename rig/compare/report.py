@@ -7,9 +7,9 @@ from pathlib import Path
 
 from rig.compare.model import CompareResult, Comparison, Difference, TCodeComparison
 from rig.compare.runs import read_measures, samples
+from rig.report.charts import ecdf_chart
 from rig.report.plain import escape, md_cell
 
-_COLORS = {"base": "#8a8f98", "new": "#1f6feb"}
 _CALL_STYLE = {"regressed": "color:#b42318;font-weight:600", "improved": "color:#067647;font-weight:600",
                "no evidence": "color:#444", "not enough samples": "color:#999"}
 _CAPACITY_STYLE = {"fewer": "color:#b42318", "more": "color:#067647", "same": "color:#444",
@@ -108,7 +108,8 @@ def page(result: CompareResult) -> str:
                         + ("" if tp.comparable else f" — not comparable: {esc(tp.why)}") + "</p>")
     style = ("body{font:14px system-ui,sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;"
              "margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
-             ".grid{display:flex;flex-wrap:wrap;gap:12px}.card{border:1px solid #e5e5e5;padding:8px;width:380px}"
+             ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
+             ".card{border:1px solid #e5e5e5;padding:8px}svg.chart{height:auto}"
              ".small{color:#555;font-size:12px}code{font-size:12px}")
     return (f"<!doctype html><html><head><meta charset=utf-8><title>rig compare</title><style>{style}</style></head>"
             f"<body>{''.join(body)}</body></html>\n")
@@ -124,50 +125,14 @@ def _tcode_block(t: TCodeComparison, drawn: tuple[list[float], list[float]]) -> 
                    + (f"{s.delta:+.1f} [{s.low:+.1f}, {s.high:+.1f}]" if s.delta is not None else "—")
                    + f"</td><td style='{_CALL_STYLE[s.call]}'>{s.call}</td></tr>" for s in t.shifts)
     flagged = [s for s in t.shifts if s.call in ("regressed", "improved")]
+    chart = ecdf_chart(*drawn, title=f"{t.code} ({t.source})", unit=t.unit,
+                       marks=[(s.stat, s.base, s.new) for s in flagged])
     return (f"<div class=card><b>{t.code}</b> {escape(t.source)} <span class=small>n {t.n_base} → {t.n_new}; "
-            f"Cliff's δ {t.cliffs_delta if t.cliffs_delta is not None else '—'}</span>"
-            f"{_ecdf(*drawn, marks=[(s.stat, s.base, s.new) for s in flagged])}"
+            f"Cliff's δ {t.cliffs_delta if t.cliffs_delta is not None else '—'}</span>{chart}"
             f"<table><tr><th>stat</th><th>base</th><th>new</th><th>shift [interval] ms</th><th>call</th></tr>{rows}"
             "</table></div>")
 
 
-def _ecdf(base: list[float], new: list[float], marks: list[tuple[str, float | None, float | None]],
-          width: int = 360, height: int = 150) -> str:
-    """Both runs' empirical CDFs on one axis; flagged percentiles marked with a line from base to new."""
-    values = base + new
-    if not values:
-        return "<p class=small>no samples</p>"
-    lo, hi = 0.0, max(values) * 1.05 or 1.0
-    pad = 28
-
-    def x(v: float) -> float:
-        return pad + (v - lo) / (hi - lo) * (width - pad - 8)
-
-    def y(p: float) -> float:
-        return height - pad + 6 - p * (height - pad - 4)
-
-    parts = [f"<svg width={width} height={height} role=img aria-label='ECDF of both runs'>",
-             f"<line x1={pad} y1={y(0)} x2={width - 8} y2={y(0)} stroke='#ccc'/>",
-             f"<text x={pad} y={height - 4} font-size=10>0</text>"
-             f"<text x={width - 60} y={height - 4} font-size=10>{hi:.0f} ms</text>"]
-    for name, data in (("base", base), ("new", new)):
-        if not data:
-            continue
-        ordered = sorted(data)
-        points = [f"{x(ordered[0]):.1f},{y(0):.1f}"]
-        for i, v in enumerate(ordered, 1):
-            points += [f"{x(v):.1f},{y((i - 1) / len(ordered)):.1f}", f"{x(v):.1f},{y(i / len(ordered)):.1f}"]
-        parts.append(f"<polyline fill=none stroke='{_COLORS[name]}' stroke-width=1.6 points='{' '.join(points)}'/>")
-    for stat, b, n in marks:
-        if b is None or n is None:
-            continue
-        p = float(stat[1:]) / 100
-        parts.append(f"<line x1={x(b):.1f} y1={y(p):.1f} x2={x(n):.1f} y2={y(p):.1f} stroke='#b42318' "
-                     f"stroke-width=2/><text x={x(n) + 3:.1f} y={y(p) - 3:.1f} font-size=10 "
-                     f"fill='#b42318'>{stat}</text>")
-    parts.append(f"<text x={pad + 4} y=12 font-size=10 fill='{_COLORS['base']}'>base</text>"
-                 f"<text x={pad + 40} y=12 font-size=10 fill='{_COLORS['new']}'>new</text></svg>")
-    return "".join(parts)
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:

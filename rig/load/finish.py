@@ -15,8 +15,9 @@ from rig.measure import labels
 from rig.measure.tcodes import PACE_CODES, is_tcode
 from rig.measure.thresholds import check
 from rig.policy import Decision, Policy, decide_gate
-from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit
+from rig.report.capacity_section import capacity_decision, capacity_html, capacity_junit, step_label
 from rig.report.chaos_section import chaos_bands, chaos_section
+from rig.report.charts import Band
 from rig.report.data import build_report_data
 from rig.report.html import html_report
 from rig.report.junit import load_junit
@@ -61,14 +62,15 @@ def finish_load(run_dir: Path, store: EvidenceStore, manifest: RunManifest, summ
         sections.insert(0, ("Capacity", capacity_html(capacity)))
     if summary.soak is not None:
         sections.insert(0, ("Soak", soak_html(summary.soak)))
-    stage_bands = [(m.start_ms, m.start_ms + 250, f"stage {m.index}: {m.from_users}→{m.to_users} users")
-                   for m in summary.stages]  # each stage's start, on the same axis as the chaos windows
-    if capacity is not None:  # each capacity step's judged window
-        stage_bands += [(s.window_start_ms, s.window_end_ms, f"step {s.index}: {s.users} users")
-                        for s in capacity.steps]
-    starved = [(a, b, "client past its CPU or loop-lag limit") for a, b in summary.client.past_limits_ms] \
-        if summary.client else []  # seconds whose timings carry the client's own delay
-    section = load_section(store, summary, [*chaos_bands(store), *stage_bands, *starved] or None)
+    bands = chaos_bands(store)
+    bands += [Band(m.start_ms, m.end_ms, f"stage {m.index}: {m.from_users}→{m.to_users} users", "stage")
+              for m in summary.stages]  # each stage of the shape, on the same axis as the fault windows
+    if capacity is not None:  # each capacity step's judged window, the overload and recovery steps named so
+        bands += [Band(s.window_start_ms, s.window_end_ms, step_label(capacity, s), "step") for s in capacity.steps]
+    if summary.client is not None:  # seconds whose timings carry the load generator's own delay
+        bands += [Band(a, b, "load generator past its CPU or loop-lag limit", "client")
+                  for a, b in summary.client.past_limits_ms]
+    section = load_section(store, summary, bands)
     (run_dir / "report.html").write_text(html_report(data, [("Load", section), *sections]), encoding="utf-8")
     (run_dir / "report.md").write_text(markdown_report(data), encoding="utf-8")
     return decision
@@ -164,9 +166,9 @@ def lost_worker_line(w: WorkerRecord) -> str:
 def finish_load_dir(run_dir: Path) -> Finished:
     """`rig report` of a load run: its summary rebuilt from the store (over the time it really ran, when it was
     killed), the chaos analysis its extension wrote kept, and its one decision."""
-    with finishing(run_dir, "load") as (manifest, store, early):
+    with finishing(run_dir, "load", "capacity") as (manifest, store, early):
         decision = _refinish(run_dir, manifest, store, early)
-    return Finished(run_dir, "load", decision, early, [run_dir / "load.json", run_dir / "junit.xml",
+    return Finished(run_dir, manifest.kind, decision, early, [run_dir / "load.json", run_dir / "junit.xml",
                                                        run_dir / "report.html"])
 
 

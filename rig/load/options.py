@@ -196,3 +196,5 @@ class ChaosChoice(BaseModel):
 class LoadOptions(TargetChoice, EmbeddedChoice, OutputChoice, PolicyChoice, TelemetryChoice, PushChoice, LoadShape,
                   Distribution, ReplayChoice, ChaosChoice):
     """What `rig load` was asked to do."""
+
+    kind: Literal["load", "capacity"] = "load"  # a capacity search is a load the rig steers, filed as its own kind

@@ -111,8 +111,6 @@ class Driven:
 class LoadRun(OnOptions[LoadOptions]):
     """`rig load` on the run lifecycle: the library set up, Locust driven for a bounded time, load.json decided."""
 
-    kind = "load"
-
     def __init__(self, options: LoadOptions, progress: Progress | None = None) -> None:
         self.options = options
         self.progress = progress
@@ -122,6 +120,11 @@ class LoadRun(OnOptions[LoadOptions]):
         self.ctx: LoadContext | None = None
         self.driven: Driven | None = None
 
+
+    @property
+    def kind(self) -> str:
+        """`load`, or `capacity` for the search `rig capacity` steers (its own directory, title and history)."""
+        return self.options.kind
 
     def prepare(self) -> RunManifest:
         """Plug-ins, config, policy, the trace to replay and the baseline: a bad one stops here, before any load."""
@@ -139,9 +142,9 @@ class LoadRun(OnOptions[LoadOptions]):
         self.source = read_trace(o.replay) if o.replay else None
         if self.source is not None:
             parse_window(o.window)
-        baseline = (resolve_baseline(o.baseline, "load", self.config.target.url if self.config else "embedded",
+        baseline = (resolve_baseline(o.baseline, o.kind, self.config.target.url if self.config else "embedded",
                                      o.reports_root) if o.baseline else None)
-        return RunManifest(kind="load", started_at=now_iso(), eval_set_sha256=eval_set_sha256(), policy=self.policy,
+        return RunManifest(kind=o.kind, started_at=now_iso(), eval_set_sha256=eval_set_sha256(), policy=self.policy,
                            seeds={"arrival": o.seed}, defects=list(o.defects),
                            decision_inputs=DecisionInputs(baseline=str(baseline) if baseline else None),
                            chaos_schedule={"file": str(o.chaos)} if o.chaos else None)
@@ -173,8 +176,8 @@ class LoadRun(OnOptions[LoadOptions]):
         assert ctx is not None and driven is not None
         run.ended()
         stopped = bool(driven.stop)
-        summary = load_summary(run.store, run.dir, min(o.duration_s, driven.elapsed_s) if stopped else o.duration_s,
-                               o.workers, o.users)
+        # what ran: the planned length, or less when the run ended early (stopped, or a capacity search done)
+        summary = load_summary(run.store, run.dir, min(o.duration_s, driven.elapsed_s), o.workers, o.users)
         if o.soak:  # the hold: from every user running to the end of the load
             hold_from = float(run.store.meta("load_spawned_ms") or ctx.started_at)
             summary.soak = soak_analysis(run.store, hold_from, ctx.started_at + driven.elapsed_s * 1000,

@@ -5,12 +5,13 @@ run's junit.xml."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 from rig.measure.thresholds import Threshold
 from rig.policy import Decision
+from rig.report.charts import Mark, line_chart
 from rig.report.plain import escape
-from rig.report.svg import line_chart
-from rig.results.capacity import CapacityResult
+from rig.results.capacity import CapacityResult, CapacityStep
 
 
 def capacity_decision(cap: CapacityResult) -> Decision:
@@ -30,6 +31,37 @@ def capacity_decision(cap: CapacityResult) -> Decision:
     return Decision(decision="recorded", reasons=[cap.answer])
 
 
+def _knee(cap: CapacityResult) -> list[Mark]:
+    marks = [Mark(float(cap.holds), f"holds: {cap.holds} users")] if cap.holds else []
+    return marks + ([Mark(float(cap.breaks), f"breaks: {cap.breaks} users")] if cap.breaks else [])
+
+
+def _curve(cap: CapacityResult, rising: list[CapacityStep], extra: list[CapacityStep], name: str,
+           value: Callable[[CapacityStep], float], *, title: str, unit: str) -> str:
+    """One measure over the search's steps, the overload and recovery steps as points of their own."""
+    series = {name: [(float(s.users), value(s)) for s in rising]}
+    series |= {step_label(cap, s): [(float(s.users), value(s))] for s in extra}
+    return line_chart(series, title=title, unit=unit, x_label="offered load (users)", marks=_knee(cap))
+
+
+def _slo_curve(cap: CapacityResult, rising: list[CapacityStep], extra: list[CapacityStep], text: str) -> str:
+    """An SLO's observed value per step, the interval's high end, and the SLO's own line."""
+    def observed(s: CapacityStep, high: bool = False) -> float | None:
+        c = next((c for c in s.slos if c.text == text), None)
+        return None if c is None else c.high if high else c.observed
+
+    series = {f"{text.split('<')[0].strip()} observed": [(float(s.users), v) for s in rising
+                                                          if (v := observed(s)) is not None],
+              "interval high": [(float(s.users), v) for s in rising if (v := observed(s, True)) is not None]}
+    series |= {step_label(cap, s): [(float(s.users), v)] for s in extra if (v := observed(s)) is not None}
+    limit = _threshold_value(text)
+    users = [float(s.users) for s in cap.steps]
+    if limit is not None and users:
+        series[f"SLO {text}"] = [(min(users), limit), (max(users), limit)]
+    return line_chart(series, title=f"{text.split('<')[0].strip()} against offered load", unit="ms",
+                      x_label="offered load (users)", marks=_knee(cap))
+
+
 def _threshold_value(text: str) -> float | None:
     """The threshold's own value, in the unit it is compared in."""
     try:
@@ -38,28 +70,31 @@ def _threshold_value(text: str) -> float | None:
         return None
 
 
+def step_label(cap: CapacityResult, step: CapacityStep) -> str:
+    """A step as the report names it: the search's steps by number, the overload and recovery steps by role."""
+    role = _roles(cap).get(step.index, "step")
+    return f"{role} {step.index}: {step.users} users"
+
+
+def _roles(cap: CapacityResult) -> dict[int, str]:
+    """The overload and recovery steps (the last two, when the search went past capacity), by step index."""
+    if cap.overload is None or len(cap.steps) < 2:
+        return {}
+    return {cap.steps[-2].index: "overload step", cap.steps[-1].index: "recovery step"}
+
+
 def capacity_html(cap: CapacityResult) -> str:
-    """The answer first, then the curves over offered load, then a row per step."""
-    rising = sorted(cap.steps, key=lambda s: (s.users, s.index))
-    users = [float(s.users) for s in rising]
-    charts = [line_chart({"runs completed/s": list(zip(users, [s.throughput_rps for s in rising], strict=True))},
-                         title="throughput against offered load (users)", unit="/s")]
+    """The answer first, then the curves over offered load (the knee marked), then a row per step."""
+    roles = _roles(cap)
+    rising = sorted((s for s in cap.steps if s.index not in roles), key=lambda s: (s.users, s.index))
+    extra = [s for s in cap.steps if s.index in roles]
+    charts = [_curve(cap, rising, extra, "runs completed/s", lambda s: s.throughput_rps,
+                     title="throughput against offered load", unit="runs/s")]
     for code in ("T4", "T5"):
-        series: dict[str, list[tuple[float, float]]] = {}
-        for text in cap.thresholds:
-            if text.startswith(code + "."):
-                points = [(float(s.users), c.observed) for s in rising for c in s.slos if c.text == text
-                          and c.observed is not None]
-                highs = [(float(s.users), c.high) for s in rising for c in s.slos if c.text == text
-                         and c.high is not None]
-                series[f"{code} p95"], series["interval high"] = points, highs
-                limit = _threshold_value(text)
-                if limit is not None and users:
-                    series[f"SLO {text}"] = [(min(users), limit), (max(users), limit)]
-        if series:
-            charts.append(line_chart(series, title=f"{code} p95 against offered load", unit=" ms"))
-    charts.append(line_chart({"error ratio %": [(float(s.users), 100 * (s.error_ratio or 0.0)) for s in rising]},
-                             title="error ratio against offered load", unit=" %"))
+        for text in (t for t in cap.thresholds if t.startswith(code + ".")):
+            charts.append(_slo_curve(cap, rising, extra, text))
+    charts.append(_curve(cap, rising, extra, "error ratio", lambda s: 100 * (s.error_ratio or 0.0),
+                         title="error ratio against offered load", unit="%"))
     rows = []
     for s in cap.steps:
         slos = "; ".join(f"{escape(c.text)}: {c.observed if c.observed is not None else '—'} "
@@ -68,7 +103,8 @@ def capacity_html(cap: CapacityResult) -> str:
         full = ", ".join(escape(r.name) for r in s.resources if r.at_limit) or "—"
         client = (f"{s.client.cpu_peak_pct if s.client.cpu_peak_pct is not None else '—'} % CPU, lag p95 "
                   f"{s.client.loop_lag_p95_ms if s.client.loop_lag_p95_ms is not None else '—'} ms")
-        rows.append(f"<tr><td class=num>{s.index}</td><td class=num>{s.users}</td><td class=num>{s.runs}</td>"
+        rows.append(f"<tr><td>{escape(step_label(cap, s).split(':')[0])}</td><td class=num>{s.users}</td>"
+                    f"<td class=num>{s.runs}</td>"
                     f"<td class=num>{s.throughput_rps:.2f}</td><td>{slos}</td><td>{full}</td><td>{client}</td>"
                     f"<td><b>{escape(s.call)}</b> {escape(s.why)}</td></tr>")
     over = ""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from rig.evidence import EvidenceStore
+from rig.report.charts import Band
 from rig.report.plain import escape
 from rig.results.chaos import ChaosAnalysis, Window
 
 
-def chaos_bands(store: EvidenceStore) -> list[tuple[float, float, str]]:
-    """(start ms, end ms, step) of each chaos window in a load run's store, for shading the load curves."""
+def chaos_bands(store: EvidenceStore) -> list[Band]:
+    """Each chaos window in a load run's store (epoch ms, named by its step), for shading the load curves."""
     windows = [Window.model_validate(e.data) for e in store.evidence(kind="chaos_window")]
-    return [(w.started_ms, max(w.ended_ms, w.started_ms + 500), w.step) for w in windows if w.started_ms and w.ended_ms]
+    return [Band(w.started_ms, max(w.ended_ms, w.started_ms + 500), f"fault: {w.step}", "fault") for w in windows
+            if w.started_ms and w.ended_ms]
 
 
 def _ms(v: float | None) -> str:

@@ -24,6 +24,7 @@ th{background:#f6f8fa} .v{color:#fff;border-radius:4px;padding:1px 6px;font-weig
 .banner{color:#fff;padding:12px 16px;border-radius:6px;font-size:20px;font-weight:700}
 .matrix td{min-width:70px} pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:320px;font-size:12px}
 details{margin:6px 0} summary{cursor:pointer} .muted{color:#57606a} .num{text-align:right;font-variant-numeric:tabular-nums}
+svg.chart{height:auto;display:block;margin:6px 0} .charts-2{display:grid;grid-template-columns:1fr 1fr;gap:8px}
 """
 
 

@@ -6,13 +6,13 @@ from rig.evidence import EvidenceStore
 from rig.measure import labels
 from rig.measure.aggregate import ended_run_ids, is_run_end
 from rig.measure.tally import counted_errors
+from rig.report.charts import Band, line_chart, windows
 from rig.report.plain import escape
-from rig.report.svg import line_chart, windows
 from rig.results.load import LoadSummary, PhaseStats
 
 
-def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[float, float, str]] | None = None
-                 ) -> str:
+def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[Band] | None = None) -> str:
+    """The load's numbers, then its curves on one time axis, with `bands` (epoch ms) shaded on each."""
     measures = [m for m in store.measures() if m.case_id is None and m.ts_ms]
     if not measures:
         return "<p>no load samples</p>"
@@ -34,7 +34,7 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
     rss_mb = [(t, v / 1e6) for t, v in series["target_rss_bytes"]]
     all_x = [t for _, t in rel] + [t for pts in series.values() for t, _ in pts]
     x_range = (min(0.0, *all_x), max(all_x))  # one axis for every chart, so curves and chaos bands line up
-    band_rel = [((a - t0) / 1000, (b - t0) / 1000, label) for a, b, label in (bands or [])]
+    band_rel = [Band((b.start - t0) / 1000, (b.end - t0) / 1000, b.label, b.kind) for b in bands or []]
     rows = "".join(f"<tr><td>{escape(code)}</td><td>{e.source}</td><td class=num>{e.count}</td>" +
                    "".join(f"<td class=num>{(getattr(e, k) or 0):.1f}</td>" for k in ("p50", "p90", "p95", "p99"))
                    + "</tr>" for code, e in summary.t_codes.items())
@@ -43,15 +43,16 @@ def load_section(store: EvidenceStore, summary: LoadSummary, bands: list[tuple[f
         line_chart({"completed runs/s": windows(done, 1, "rate", x_range),
                     "stopped (by a user or the run's end)/s": windows(stopped, 1, "rate", x_range),
                     "failed/s": windows(failed, 1, "rate", x_range)},
-                   title="throughput", unit="/s", bands=band_rel, x_range=x_range),
+                   title="throughput", unit="runs/s", bands=band_rel, x_range=x_range),
         line_chart({"T4 p95": windows(t4, 5, "p95"), "T5 p95": windows(t5, 5, "p95")}, title="latency (5 s windows)",
-                   unit=" ms", bands=band_rel, x_range=x_range),
-        line_chart({"users": series["users"]}, title="users", bands=band_rel, x_range=x_range),
-        line_chart({"cpu (cores)": series["target_cpu"]}, title="target CPU", bands=band_rel, x_range=x_range),
-        line_chart({"rss (MB)": rss_mb}, title="target memory", unit=" MB", bands=band_rel, x_range=x_range),
+                   unit="ms", bands=band_rel, x_range=x_range),
+        line_chart({"users": series["users"]}, title="users", unit="users", bands=band_rel, x_range=x_range),
+        line_chart({"cpu (cores)": series["target_cpu"]}, title="target CPU", unit="cores busy", bands=band_rel,
+                   x_range=x_range),
+        line_chart({"rss (MB)": rss_mb}, title="target memory", unit="MB", bands=band_rel, x_range=x_range),
     ]
     if lag:
-        charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit=" ms",
+        charts.append(line_chart({"send lag p95": windows(lag, 5, "p95")}, title="send lag (open loop)", unit="ms",
                                  bands=band_rel, x_range=x_range))
     return (f"<p>{escape(error_headline(summary))}</p>" + _replay(summary) +
             f"<p>{summary.users} users, {summary.workers} worker(s), {summary.duration_s:.0f} s: "

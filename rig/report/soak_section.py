@@ -3,8 +3,8 @@ interval and its call."""
 
 from __future__ import annotations
 
+from rig.report.charts import scatter_with_fit
 from rig.report.plain import escape
-from rig.report.svg import scatter_with_fit
 from rig.results.soak import SoakAnalysis
 
 COLOURS = {"drifts": "#f8d7da", "flat": "#d4edda", "unclear": "#fff3cd", "no data": "#eee"}
@@ -29,6 +29,6 @@ def soak_html(soak: SoakAnalysis) -> str:
 def _plots(soak: SoakAnalysis) -> str:
     """Each series with data: its points over the hold (or by question) and the fitted line, red."""
     charts = [scatter_with_fit(s.plot, s.fit, title=f"{s.series}: {s.call}", y_unit=s.unit,
-                               x_unit="s" if s.per == "h" else "question")
+                               x_unit="time in the hold (s)" if s.per == "h" else "question of the session")
               for s in soak.slopes if s.plot]
-    return f"<div style='display:flex;flex-wrap:wrap;gap:8px'>{''.join(charts)}</div>" if charts else ""
+    return f"<div class='charts-2'>{''.join(f'<div>{c}</div>' for c in charts)}</div>" if charts else ""

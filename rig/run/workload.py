@@ -17,7 +17,10 @@ R_co = TypeVar("R_co", covariant=True)
 class Workload(Protocol[R_co]):
     """A run command's job (gate, quality, load, browser …) in three steps."""
 
-    kind: str  # the run's kind: its directory's suffix and its manifest's `kind`
+    @property
+    def kind(self) -> str:
+        """The run's kind: its directory's suffix and its manifest's `kind`."""
+        ...
 
     @property
     def output(self) -> OutputChoice:

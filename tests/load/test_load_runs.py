@@ -247,7 +247,7 @@ def test_a_ci_log_sees_progress_while_the_load_runs_and_json_prints_the_summary(
 
 
 def test_a_rate_chart_draws_quiet_seconds_as_zero() -> None:
-    from rig.report.svg import windows
+    from rig.report.charts import windows
 
     bursts = [(0.2, 1.0), (0.7, 1.0), (5.5, 1.0)]
     assert windows(bursts, 1, "rate") == [(0.5, 2.0), (5.5, 1.0)]  # without a span: only where something happened
