@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,8 +32,20 @@ def ask(
     paper: Annotated[str, typer.Option(help="Paper id the session is scoped to.")] = "P32",
     keep: Annotated[bool, typer.Option(help="Leave the workbench running after the demo.")] = False,
     data: Annotated[Path | None, typer.Option(help="Workbench data directory (default: temporary).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the run (its events, record and timings) as JSON "
+                                           "on stdout; the tour goes to stderr.")] = False,
 ) -> None:
     """Build fixtures, start the workbench, seed accounts A and B, upload the corpus, stream one answer."""
+    if json_out:
+        with contextlib.redirect_stdout(sys.stderr):  # the tour (rich writes to the current stdout) to stderr
+            run = _ask(question, paper, keep=False, data=data)
+        print(run.model_dump_json(indent=2))
+        return
+    _ask(question, paper, keep=keep, data=data)
+
+
+def _ask(question: str, paper: str, *, keep: bool, data: Path | None) -> RunTranscript:
+    """The tour; returns the run it streamed."""
 
 
     try:
@@ -42,7 +56,7 @@ def ask(
         with tempfile.TemporaryDirectory(prefix="rig-ask-") as tmp:
             conn = connect(None, data or Path(tmp), Redactor(), accounts={"a": "researcher-a", "b": "researcher-b"})
             try:
-                _tour(conn, corpus_dir, manifest, question, paper)
+                run = _tour(conn, corpus_dir, manifest, question, paper)
                 if keep:
                     console.print(f"workbench left running at {conn.adapter.base_url}; press Ctrl-C to stop")
                     while True:
@@ -51,9 +65,11 @@ def ask(
                 conn.close()
     except RigError as exc:
         raise fail(exc) from None
+    return run
 
 
-def _tour(conn: Connection, corpus_dir: Path, manifest: CorpusManifest, question: str, paper: str) -> None:
+def _tour(conn: Connection, corpus_dir: Path, manifest: CorpusManifest, question: str, paper: str
+          ) -> RunTranscript:
     target, adapter = conn.embedded, conn.adapter
     assert target is not None
     console.print(f"[bold]workbench[/] {adapter.base_url} (pid {target.pid}, data {target.data_dir})")
@@ -81,6 +97,7 @@ def _tour(conn: Connection, corpus_dir: Path, manifest: CorpusManifest, question
     _print_citations([e for e in run.events if isinstance(e, CitationEvent)])
     run.detail = adapter.run(auth, submitted.run_id)
     _print_run(run)
+    return run
 
 
 def _print_citations(citations: list[CitationEvent]) -> None:

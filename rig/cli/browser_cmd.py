@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import typer
 from rich.table import Table
 
-from rig.cli.console import console, fail
+from rig.cli.console import JsonFlag, console, fail, print_json
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.load.browser_run import BrowserRunOptions, run_browser
 
 
 @grouped
-def browser(options: BrowserRunOptions) -> None:
+def browser(options: BrowserRunOptions, json_out: JsonFlag = False) -> None:
     """Drive browser users through the target's web UI and time T3/T4/T5 from the DOM.
 
     A script injected before the page loads stamps the click on send, the first status, the first answer
@@ -21,10 +23,13 @@ def browser(options: BrowserRunOptions) -> None:
     """
     users = options.users
     try:
-        with console.status(f"{users} browser user(s), {options.turns} turn(s) each"):
+        with console.status(f"{users} browser user(s), {options.turns} turn(s) each") if not json_out else nullcontext():
             summary, result = run_browser(options)
     except RigError as exc:
         raise fail(exc) from None
+    if json_out:
+        print_json(summary)
+        raise typer.Exit(1 if result.errors else 0)
     table = Table(title="browser timings (ms)")
     for col in ("measure", "n", "p50", "p95", "max"):
         table.add_column(col)

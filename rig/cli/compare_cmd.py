@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rig.cli.console import console, escape, fail
+from rig.cli.console import JsonFlag, console, escape, fail, print_json
 from rig.compare.history import History
 from rig.compare.model import CompareResult, CompareSettings
 from rig.compare.push import push_compare
@@ -30,6 +30,7 @@ def compare(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (a comparison is reproducible).")] = 0,
     pushgateway: Annotated[str | None, typer.Option(help="Push the decision and findings to this Pushgateway.")]
     = None,
+    json_out: JsonFlag = False,
     anyway: Annotated[bool, typer.Option(
         "--anyway", help="Compare runs whose offered load (users, arrival, rate, think time, mix, shape, answer "
         "budget), chaos schedule or policy differ; each difference is stated as a caveat.")] = False,
@@ -54,6 +55,12 @@ def compare(
         result = compare_dirs(base, new, settings)
     except RigError as exc:
         raise fail(exc) from None
+    exit_code = {"no regression": 0, "regressed": 1, "not comparable": 2}[result.decision]
+    if json_out:
+        if result.decision != "not comparable" or out is not None:
+            write_reports(result, out or new / "compare")
+        print_json(result)
+        raise typer.Exit(exit_code)
     if result.decision == "not comparable" and out is None:  # nothing written into a run it could not compare
         console.print("decision: [bold]not comparable[/] — " + escape("; ".join(result.reasons[:8])))
         console.print("nothing written (pass --out DIR to keep the comparison; --anyway to compare a different "
@@ -107,10 +114,14 @@ def history(
     codes: Annotated[str, typer.Option(help="Headlines to show, comma-separated (e.g. T4.p95,T5.p50).")]
     = "T4.p95,T5.p95",
     reports_root: Annotated[Path, typer.Option(help="The reports folder holding history.sqlite3.")] = Path("reports"),
+    json_out: JsonFlag = False,
 ) -> None:
     """List earlier runs by kind, target and version, with the trend of the chosen T-code headlines."""
 
     rows = History(reports_root).rows(kind, target)
+    if json_out:
+        print_json(list(rows))
+        raise typer.Exit(0)
     if not rows:
         console.print(f"no runs recorded in {reports_root}/history.sqlite3"
                       + (f" of kind {kind}" if kind else "") + (f" on {target}" if target else ""))

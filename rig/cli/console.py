@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, ClassVar, TextIO
 
@@ -102,6 +102,17 @@ class Output(BaseModel, frozen=True):
     quiet: Annotated[bool, Flag("No progress and no tables: the decision only.", names=("--quiet", "-q"))] = False
     json_out: Annotated[bool, Flag("Print the end summary as JSON on stdout (nothing else there; "
                                "docs/schemas/summary.schema.json).", names=("--json",))] = False
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (nothing else there).")]
+
+
+def print_json(result: BaseModel | Sequence[BaseModel]) -> None:
+    """A command's result as JSON on stdout, for a CI step to read (`--json`)."""
+    if not isinstance(result, BaseModel):
+        print("[" + ",\n".join(r.model_dump_json(indent=2) for r in result) + "]")
+    else:
+        print(result.model_dump_json(indent=2))
 
 
 @contextmanager

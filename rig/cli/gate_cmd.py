@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from rig.catalog import load_eval_set
-from rig.cli.console import Output, console, escape, fail, live_progress
+from rig.cli.console import JsonFlag, Output, console, escape, fail, live_progress, print_json
 from rig.cli.grouped import grouped
 from rig.errors import RigError
 from rig.gate.registry import all_cases
@@ -77,6 +77,7 @@ def list_cases(
     applicability: Annotated[str | None, typer.Option(help="Filter by applicability text, e.g. 首版必需 or 条件.")] = None,
     metric: Annotated[str | None, typer.Option(help="Only cases recording this metric code, e.g. T4.")] = None,
     eval_set: Annotated[Path | None, typer.Option(help="Another eval set file of the same schema.")] = None,
+    json_out: JsonFlag = False,
 ) -> None:
     """List the reliability cases with their record ids, modules, applicability and metric codes."""
 
@@ -86,6 +87,7 @@ def list_cases(
     except RigError as exc:
         raise fail(exc) from None
     table = Table("id", "record", "module", "name", "applicability", "metrics", "implemented by")
+    listed = []
     for c in es.reliability:
         spec = specs.get(c.case_id)
         codes = sorted(set(c.performance_codes) | set(c.related_codes))
@@ -95,8 +97,12 @@ def list_cases(
             continue
         if metric and metric not in codes:
             continue
+        listed.append(c)
         table.add_row(str(c.case_id), c.record_id, f"{c.module} ({spec.module if spec else '-'})", c.name,
                       c.applicability, " ".join(codes), f"{spec.fn.__name__}" if spec else "[red]missing[/]")
+    if json_out:
+        print_json(listed)
+        return
     console.print(table)
 
 
@@ -104,6 +110,7 @@ def selftest(
     defects: Annotated[str | None, typer.Option(help="Comma-separated defects (default: all).")] = None,
     representative: Annotated[bool, typer.Option(help="Only one defect per reliability module.")] = False,
     out: Annotated[Path, typer.Option(help="Where the self-test's run directories go.")] = Path("reports/selftest"),
+    json_out: JsonFlag = False,
 ) -> None:
     """Gate the clean workbench, then each seeded defect; print the detection matrix.
 
@@ -112,9 +119,11 @@ def selftest(
 
     chosen = defects.split(",") if defects else REPRESENTATIVE if representative else None
     try:
-        report = run_selftest(chosen, out, console)
+        report = run_selftest(chosen, out, None if json_out else console)
     except RigError as exc:
         raise fail(exc) from None
+    if json_out:
+        print_json(report)
     raise typer.Exit(0 if report.ok else 1)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from rig.cli.console import console, escape, fail, option_error
+from rig.cli.console import JsonFlag, console, escape, fail, option_error, print_json
 from rig.clock import parse_duration
 from rig.errors import RigError
 from rig.netlab.lab import LabOptions, default_out, run_lab
@@ -40,6 +41,7 @@ def run(
     latency_at: Annotated[str, typer.Option(help="Offset of the latency window.")] = "10s",
     latency_for: Annotated[str, typer.Option(help="Length of the latency window.")] = "10s",
     out: Annotated[Path | None, typer.Option(help="Lab directory (default reports/<time>-lab).")] = None,
+    json_out: JsonFlag = False,
 ) -> None:
     """Start the reference target, a master and N workers on hosts of their own, run the load with the asked-for
     faults, and check that what the master merged is what the workers shipped (lab.json)."""
@@ -57,10 +59,16 @@ def run(
     except ValueError as exc:  # a duration that does not parse
         raise fail(RigError(str(exc), fix="durations look like 30s, 2m or 90")) from None
     try:
-        with console.status("lab") as status:
-            result = run_lab(options, progress=lambda text: status.update(f"lab: {text}"))
+        if json_out:
+            result = run_lab(options, progress=lambda text: None)
+        else:
+            with console.status("lab") as status:
+                result = run_lab(options, progress=lambda text: status.update(f"lab: {text}"))
     except RigError as exc:
         raise fail(exc) from None
+    if json_out:
+        print_json(result)
+        raise typer.Exit(1 if any(not w.prefix for w in result.workers) else 0)
     table = Table("host", "worker", "reports shipped/counted", "rows shipped/counted/stored",
                   "requests shipped/counted", "lost at", "verdict", title="workers: shipped vs merged")
     for w in result.workers:
@@ -90,7 +98,7 @@ def _delta(shift: object) -> str:
 
 
 @app.command("clean")
-def clean() -> None:
+def clean(json_out: JsonFlag = False) -> None:
     """Delete the namespaces of labs whose process has gone (after a crash or a power cut)."""
 
     try:
@@ -98,4 +106,7 @@ def clean() -> None:
     except RigError as exc:
         raise fail(exc) from None
     removed = sweep()
+    if json_out:
+        print(json.dumps({"removed": removed}))
+        return
     console.print(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else ""))

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rig.cli.console import console, fail, progress_bar
+from rig.cli.console import JsonFlag, console, fail, print_json, progress_bar
 from rig.errors import RigError
 from rig.langfuse.client import LangfuseClient
 from rig.langfuse.reconcile import format_value
@@ -27,6 +27,7 @@ def pull(
     settle: Annotated[float, typer.Option(help="Seconds after the last run ended before the first read.")] = 5.0,
     timeout: Annotated[float, typer.Option(help="Seconds to keep retrying a trace that is absent or incomplete.")]
     = 30.0,
+    json_out: JsonFlag = False,
 ) -> None:
     """For each run: Langfuse's tokens and cost beside the run record's and the rig's estimate.
 
@@ -36,12 +37,18 @@ def pull(
 
     try:
         client = LangfuseClient.from_env(host)
-        with progress_bar("reconciling") as advance:
-            result = do_pull(run_dir, client, settle_s=settle, timeout_s=timeout,
-                             progress=lambda item, _i, n: advance(item, total=n))
+        if json_out:
+            result = do_pull(run_dir, client, settle_s=settle, timeout_s=timeout)
+        else:
+            with progress_bar("reconciling") as advance:
+                result = do_pull(run_dir, client, settle_s=settle, timeout_s=timeout,
+                                 progress=lambda item, _i, n: advance(item, total=n))
         client.close()
     except RigError as exc:
         raise fail(exc) from None
+    if json_out:
+        print_json(result)
+        raise typer.Exit(0 if all(r.status == "match" for r in result.runs) else 1)
     table = Table(title=f"Langfuse ↔ run records ({result.host})")
     for col in ("run", "case", "field", "Langfuse", "target", "target kind", "rig estimate", "status"):
         table.add_column(col, justify="right" if col in ("Langfuse", "target", "rig estimate") else "left")
