@@ -16,8 +16,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}  # the dashboard's datasource variable, never a fixed uid
-INPUTS = [{"name": "DS_PROMETHEUS", "label": "Prometheus", "description": "the Prometheus that scrapes the rig and "
-           "the target", "type": "datasource", "pluginId": "prometheus", "pluginName": "Prometheus"}]
+WORKBENCH_ROW = "Reference workbench only (workbench_* metrics: empty on any other target)"
 
 Panel = tuple[str, str, list[tuple[str, str]]]  # title, unit, [(legend, expr)]
 
@@ -128,7 +127,7 @@ def variables(uid: str) -> list[dict[str, object]]:
         {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
          "current": {}, "hide": 0},  # empty: Grafana's default Prometheus until one is picked
         _query_variable("job", "label_values(job)"),
-        _query_variable("target", "label_values(workbench_http_requests_total, instance)")]
+        _query_variable("target", "label_values(up, instance)")]  # any target's instance, not only the workbench's
     if uid == "rig-gate":
         out.append(_query_variable("run", "label_values(rig_gate_decision, run)"))
     return out
@@ -138,7 +137,7 @@ ANNOTATIONS = [
     {"name": "stage or step changes", "datasource": DATASOURCE, "enable": True, "iconColor": "blue",
      "expr": scoped("changes(rig_shape_stage[1m]) > 0"), "titleFormat": "load shape: next stage or capacity step",
      "step": "15s"},
-    {"name": "faults fired", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
+    {"name": "faults fired (the reference workbench's own counter)", "datasource": DATASOURCE, "enable": True, "iconColor": "red",
      "expr": scoped("sum by (point, mode) (increase(workbench_chaos_faults_fired_total[1m])) > 0"),
      "titleFormat": "fault {{point}}/{{mode}}", "step": "15s"},
     {"name": "chaos windows", "datasource": DATASOURCE, "enable": True, "iconColor": "orange",
@@ -169,11 +168,28 @@ def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> 
                          "legendFormat": legend} for i, (legend, expr) in enumerate(targets)]}
 
 
+def workbench_only(p: Panel) -> bool:
+    """A panel that reads the reference target's own metrics: it has data only there."""
+    return any("workbench_" in expr for _, expr in p[2])
+
+
 def dashboard(uid: str, title: str, panels: list[Panel]) -> dict[str, object]:
-    return {"__inputs": INPUTS, "uid": uid, "title": title, "tags": ["rig"], "schemaVersion": 39, "version": 1,
+    """The rig's own panels first (any target); the reference workbench's below them, in a row named so."""
+    mine = [p for p in panels if not workbench_only(p)]
+    theirs = [p for p in panels if workbench_only(p)]
+    built = [panel(i, *p) for i, p in enumerate(mine)]
+    if theirs:
+        top = 8 * ((len(mine) + 1) // 2)
+        built.append({"id": len(mine) + 1, "type": "row", "title": WORKBENCH_ROW, "collapsed": False, "panels": [],
+                      "gridPos": {"h": 1, "w": 24, "x": 0, "y": top}})
+        for i, p in enumerate(theirs):
+            item = panel(i, *p)
+            item["id"] = len(mine) + 2 + i
+            item["gridPos"] = {"h": 8, "w": 12, "x": 12 * (i % 2), "y": top + 1 + 8 * (i // 2)}
+            built.append(item)
+    return {"uid": uid, "title": title, "tags": ["rig"], "schemaVersion": 39, "version": 1,
             "editable": True, "time": {"from": "now-30m", "to": "now"}, "refresh": "10s",
-            "templating": {"list": variables(uid)}, "annotations": {"list": ANNOTATIONS},
-            "panels": [panel(i, *p) for i, p in enumerate(panels)]}
+            "templating": {"list": variables(uid)}, "annotations": {"list": ANNOTATIONS}, "panels": built}
 
 
 def main() -> None:

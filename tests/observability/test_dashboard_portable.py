@@ -24,11 +24,11 @@ def _load(path: Path) -> dict[str, Any]:
 def test_a_dashboard_names_no_datasource_of_ours(path: Path) -> None:
     board = _load(path)
     text = path.read_text(encoding="utf-8")
-    assert "rig-prometheus" not in text
-    assert [i["type"] for i in board["__inputs"]] == ["datasource"] and board["__inputs"][0]["pluginId"] == "prometheus"
+    assert "rig-prometheus" not in text and "DS_PROMETHEUS" not in text and "__inputs" not in board  # nothing unused
     [ds] = [v for v in board["templating"]["list"] if v["name"] == "datasource"]
     assert ds["type"] == "datasource" and ds["query"] == "prometheus"
-    refs = [p["datasource"] for p in board["panels"]] + [t["datasource"] for p in board["panels"] for t in p["targets"]]
+    panels = [p for p in board["panels"] if p["type"] != "row"]
+    refs = [p["datasource"] for p in panels] + [t["datasource"] for p in panels for t in p["targets"]]
     refs += [a["datasource"] for a in board["annotations"]["list"]]
     assert {r["uid"] for r in refs} == {"${datasource}"}
 
@@ -37,7 +37,8 @@ def test_a_dashboard_names_no_datasource_of_ours(path: Path) -> None:
 def test_every_selector_is_scoped_by_the_dashboards_variables(path: Path) -> None:
     board = _load(path)
     names = {v["name"] for v in board["templating"]["list"]}
-    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]] + [a["expr"] for a in board["annotations"]["list"]]
+    exprs = [t["expr"] for p in board["panels"] for t in p.get("targets", [])]
+    exprs += [a["expr"] for a in board["annotations"]["list"]]
     for expr in exprs:
         for metric, matchers in SELECTOR.findall(expr):
             assert 'job=~"$job"' in matchers, f"{metric} in {expr!r} is not scoped by $job"
@@ -56,3 +57,16 @@ def test_one_unit_a_panel_and_the_decision_as_a_named_stat() -> None:
     assert decision["type"] == "stat"
     mapped = decision["fieldConfig"]["defaults"]["mappings"][0]["options"]
     assert {k: v["text"] for k, v in mapped.items()} == {"0": "PASS", "1": "FAIL", "2": "UNDECIDED"}
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=lambda p: p.stem)
+def test_the_reference_workbenchs_panels_stand_in_a_row_of_their_own(path: Path) -> None:
+    """On any target the panels above the row have data; those below it read `workbench_*` and say so."""
+    panels = _load(path)["panels"]
+    rows = [i for i, p in enumerate(panels) if p["type"] == "row"]
+    above = panels[:rows[0]] if rows else panels
+    below = panels[rows[0] + 1:] if rows else []
+    assert not [p["title"] for p in above if "workbench_" in json.dumps(p["targets"])]
+    assert all("workbench_" in json.dumps(p["targets"]) for p in below)
+    if rows:
+        assert "Reference workbench only" in panels[rows[0]]["title"] and len(rows) == 1

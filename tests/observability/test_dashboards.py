@@ -40,7 +40,7 @@ def panel_queries() -> dict[str, str]:
     for path in sorted(DASHBOARDS.glob("*.json")):
         board = json.loads(path.read_text())
         for panel in board["panels"]:
-            for target in panel["targets"]:
+            for target in panel.get("targets", []):  # a row holds none
                 out[f"{board['uid']} / {panel['title']} / {target['refId']}"] = at_all(target["expr"])
         for ann in board["annotations"]["list"]:
             out[f"{board['uid']} / annotation {ann['name']}"] = at_all(ann["expr"])
