@@ -165,6 +165,24 @@ class Distribution(BaseModel):
         return v
 
 
+class PromptChoice(BaseModel):
+    """What the researchers ask: the eval set's questions, a prompts file, or synthetic prompts of a given length."""
+
+    PANEL: ClassVar[str] = "Load"
+    RANK: ClassVar[int] = 30
+    prompts: Annotated[Path | None, Flag(
+        'Ask these questions, not the eval set\'s: a JSONL file, one {"question": ..., "papers": ["P32"]} a line.')
+    ] = None
+    synthetic_prompts: Annotated[int | None, Field(ge=1, le=100_000), Flag(
+        "Ask synthetic prompts of about this many tokens (a model endpoint at a known input length).")] = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PromptChoice:
+        if self.prompts is not None and self.synthetic_prompts is not None:
+            raise ValueError("--prompts and --synthetic-prompts both choose the questions: give one")
+        return self
+
+
 class ReplayChoice(BaseModel):
     """A trace export replayed in place of the researchers' mix."""
 
@@ -194,7 +212,7 @@ class ChaosChoice(BaseModel):
 
 
 class LoadOptions(TargetChoice, EmbeddedChoice, OutputChoice, PolicyChoice, TelemetryChoice, PushChoice, LoadShape,
-                  Distribution, ReplayChoice, ChaosChoice):
+                  Distribution, PromptChoice, ReplayChoice, ChaosChoice):
     """What `rig load` was asked to do."""
 
     kind: Literal["load", "capacity"] = "load"  # a capacity search is a load the rig steers, filed as its own kind

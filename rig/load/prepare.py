@@ -8,17 +8,25 @@ from rig.adapters.base import Adapter
 from rig.adapters.models import Auth
 from rig.catalog import load_eval_set
 from rig.corpus_load import load_corpus
+from rig.errors import ConfigError
 from rig.fixtures import CorpusManifest
 from rig.load.plan import PaperSet
+from rig.load.prompts import Prompt
 from rig.target.setup import SHARED_NAMESPACE
 
 LOAD_ACCOUNTS = tuple(f"load-{i}" for i in range(1, 5))  # the embedded target's account pool
 
 
-def paper_sets(docs: dict[str, str]) -> list[PaperSet]:
-    """One set per quality case (its allowed papers), with its first prompt and its follow-ups as revisions. With no
-    document of the rig's on the target (it takes no uploads), the sets name no document: the questions are asked over
-    what the target already holds."""
+def paper_sets(docs: dict[str, str], prompts: list[Prompt] | None = None) -> list[PaperSet]:
+    """One set per quality case (its allowed papers), with its first prompt and its follow-ups as revisions; or, with
+    `prompts`, one set per prompt, scoped to its papers. With no document of the rig's on the target (it takes no
+    uploads), the sets name no document: the questions are asked over what the target already holds."""
+    if prompts is not None:
+        unknown = sorted({p for q in prompts for p in q.papers if docs and p not in docs})
+        if unknown:
+            raise ConfigError(f"the prompts name papers the rig's corpus does not hold: {', '.join(unknown)}",
+                              fix="name eval-set paper ids (P01 … P32), or leave `papers` out")
+        return [PaperSet(doc_ids=[docs[p] for p in q.papers if p in docs], questions=[q.question]) for q in prompts]
     eval_set = load_eval_set()
     by_case: dict[str, PaperSet] = {}
     for q in eval_set.quality:

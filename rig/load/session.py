@@ -32,6 +32,7 @@ from rig.load.options import LoadOptions
 from rig.load.plan import DEFAULT_MIX, LoadPlan, PaperSet
 from rig.load.prepare import LOAD_ACCOUNTS, paper_sets, prepare_library
 from rig.load.procs import BACKSTOP_S, STOP_TIMEOUT_S, LocustProcesses, start_locust, wait_bounded
+from rig.load.prompts import Prompt, read_prompts, synthetic_prompts
 from rig.load.replay import TraceSource, parse_window, plan_replay, read_trace
 from rig.load.soak import soak_analysis
 from rig.load.stages import SHAPE_ENV, write_control
@@ -119,6 +120,7 @@ class LoadRun(OnOptions[LoadOptions]):
         self.source: TraceSource | None = None
         self.ctx: LoadContext | None = None
         self.driven: Driven | None = None
+        self.prompts: list[Prompt] | None = None  # None: the eval set's questions
 
 
     @property
@@ -140,6 +142,8 @@ class LoadRun(OnOptions[LoadOptions]):
         self.config = o.rig_config()
         self.policy = load_policy(o.policy)
         self.source = read_trace(o.replay) if o.replay else None
+        self.prompts = (read_prompts(o.prompts) if o.prompts else  # a bad file stops here, before any load
+                        synthetic_prompts(o.synthetic_prompts, seed=o.seed) if o.synthetic_prompts else None)
         if self.source is not None:
             parse_window(o.window)
         baseline = (resolve_baseline(o.baseline, o.kind, self.config.target.url if self.config else "embedded",
@@ -155,7 +159,7 @@ class LoadRun(OnOptions[LoadOptions]):
         if o.shape is not None and o.shape.stages:  # the stages decide how long the run lasts
             self.options = o = o.model_copy(update={"duration_s": o.shape.duration_s, "users": max(o.shape.max_users, 1)})
         conn = run.connect(self.config, accounts={n: n for n in LOAD_ACCOUNTS}, extra_args=_embedded_args(o))
-        library = set_up_library(conn, run.store, run.redactor, say=self._say)
+        library = set_up_library(conn, run.store, run.redactor, say=self._say, prompts=self.prompts)
         if o.ingest_users and not library.ingest_files:
             raise ConfigError("--ingest-users upload papers, and the target takes no uploads (capability upload)",
                               fix="drop --ingest-users for this target")
@@ -256,7 +260,7 @@ class Library:
 
 
 def set_up_library(conn: Connection, store: EvidenceStore, redactor: Redactor,
-                   say: Callable[[str], None]) -> Library:
+                   say: Callable[[str], None], prompts: list[Prompt] | None = None) -> Library:
     """Log every account in (up front), upload the corpus as the first, share the project with the others; the
     accounts that cannot reach it are said and left out (every user then runs as those that can)."""
     logins = _login_all(conn.adapter, conn.usernames, conn.passwords, store)
@@ -281,7 +285,7 @@ def set_up_library(conn: Connection, store: EvidenceStore, redactor: Redactor,
         store.add_evidence(None, None, "setup", "the target takes no uploads: no paper of the rig's is on it", {
             "why": "the target's description configures no upload operation (capability upload); each question is "
                    "asked in a session that names no document"})
-    return Library(project, passwords, paper_sets(docs),
+    return Library(project, passwords, paper_sets(docs, prompts),
                    [str(corpus_dir / f.file) for f in corpus.corpus if f.text_pages] if uploads else [], corpus)
 
 
