@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,6 +28,44 @@ def escape(text: str) -> str:
     """Text from a target, a file or a user, for a Rich print: its brackets shown as typed (never markup), its
     control characters (an ESC sequence, a NUL) shown as `\\xNN` (never acting on the terminal)."""
     return markup_escape(visible(text))
+
+
+@contextmanager
+def _plain_lines(name: str, every_s: float, heartbeat_s: float) -> Iterator[Update]:
+    """Progress as plain lines for a CI log, with a heartbeat thread that repeats the last line when it goes quiet."""
+    began = time.monotonic()
+    last_text, last_at, printed_at, latest = "", -every_s, 0.0, "starting"
+    lock, done = threading.Lock(), threading.Event()
+
+    def say(text: str, now: float) -> None:
+        nonlocal printed_at
+        console.print(f"{name} {now:5.0f}s  {text}", soft_wrap=True)
+        printed_at = now
+
+    def line(text: str, done_: float, total: float) -> None:
+        nonlocal last_text, last_at, latest
+        with lock:
+            latest = text
+            now = time.monotonic() - began
+            if text != last_text and now - last_at >= every_s:
+                say(text, now)
+                last_text, last_at = text, now
+
+    def beat() -> None:
+        while not done.wait(min(1.0, heartbeat_s / 2)):
+            with lock:
+                now = time.monotonic() - began
+                if now - printed_at >= heartbeat_s:
+                    say(f"{latest} … still", now)
+
+    line("starting", 0, 0)  # a CI log shows at once that the run began
+    thread = threading.Thread(target=beat, name=f"{name}-progress", daemon=True)
+    thread.start()
+    try:
+        yield line
+    finally:
+        done.set()
+        thread.join(timeout=2.0)
 
 
 def _width(stream: TextIO) -> int | None:
@@ -115,26 +154,21 @@ def print_json(result: BaseModel | Sequence[BaseModel]) -> None:
         print(result.model_dump_json(indent=2))
 
 
+HEARTBEAT_S = 10.0  # in a CI log, a line at least this often: a long step never looks like a hang
+
+
 @contextmanager
-def live_progress(name: str, *, quiet: bool = False, every_s: float = 0.0, counts: bool = False) -> Iterator[Update]:
+def live_progress(name: str, *, quiet: bool = False, every_s: float = 0.0, counts: bool = False,
+                  heartbeat_s: float = HEARTBEAT_S) -> Iterator[Update]:
     """Progress of a run: a bar on a terminal; in a CI log (no terminal) a plain line whenever the text changes, at
-    most every `every_s` seconds, the first at once; nothing with `quiet`."""
+    most every `every_s` seconds, the first at once, and the last one again (`… still`) after `heartbeat_s` without
+    a line; nothing with `quiet`."""
     if quiet:
         yield lambda text, done, total: None
         return
     if not console.is_terminal:
-        began = time.monotonic()
-        last_text, last_at = "", -every_s
-
-        def line(text: str, done: float, total: float) -> None:
-            nonlocal last_text, last_at
-            now = time.monotonic() - began
-            if text != last_text and now - last_at >= every_s:
-                console.print(f"{name} {now:5.0f}s  {text}", soft_wrap=True)
-                last_text, last_at = text, now
-
-        line("starting", 0, 0)  # a CI log shows at once that the run began
-        yield line
+        with _plain_lines(name, every_s, heartbeat_s) as line:
+            yield line
         return
     columns = [TextColumn(f"[bold]{name}"), BarColumn(), *([MofNCompleteColumn()] if counts else []),
                TextColumn("{task.description}"), TimeElapsedColumn()]
