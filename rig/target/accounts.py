@@ -78,12 +78,13 @@ def _compare(out: RunAccounts, fact: str, one: str, other: str, agree: bool) -> 
 
 
 def _end(run: RunTranscript, d: RunDetail, caps: Capabilities, out: RunAccounts) -> None:
-    """The stream's terminal event against the record's end, where both ended and the target (not the rig) wrote the
-    stream's end; the reason only where the target gives reasons in the protocol's words."""
+    """The stream's terminal event against the record's end, where both ended, the target (not the rig) wrote the
+    stream's end, and the target keeps ends in the protocol's words (`end_reasons`): a record that only says it is
+    done leaves its state to the adapter's reading, which is not the target's second account."""
     end = run.terminal
-    if end is None or run.ended_by_rig is not None or not d.terminal or not end.state:
+    if end is None or run.ended_by_rig is not None or not d.terminal or not end.state or caps.missing("end_reasons"):
         return
-    reasons = not caps.missing("end_reasons") and end.reason is not None and d.end_reason is not None
+    reasons = end.reason is not None and d.end_reason is not None
     said = f"{end.state}/{end.reason}" if reasons else end.state
     kept = f"{d.state}/{d.end_reason}" if reasons else d.state
     _compare(out, "end", f"the stream's {end.event} event: {said}", f"the run record: {kept}", said == kept)

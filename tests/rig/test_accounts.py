@@ -63,9 +63,11 @@ def test_a_stamp_before_the_request_or_after_its_receipt_is_beyond_the_clock_tol
 
 
 def test_only_what_the_target_declares_both_channels_carry_is_compared() -> None:
-    caps = Capabilities(run_timings=False, trace_ids=False, stream_tool_cards=False, end_reasons=False)
+    caps = Capabilities(run_timings=False, trace_ids=False, stream_tool_cards=False)
     accounts = run_accounts(_run(state="stopped", trace_id="0" * 32, tool_calls=[], first_token_at_ms=0.0), caps)
     assert accounts.compared == ["end"] and [d.fact for d in accounts.disagreements] == ["end"]
+    # a record that only says "done" (no ends in the protocol's words): its state is the adapter's reading
+    assert run_accounts(_run(state="stopped"), caps.model_copy(update={"end_reasons": False})).compared == []
     assert run_accounts(_run().model_copy(update={"detail": None}), Capabilities()).compared == []
 
 
