@@ -57,7 +57,6 @@ def test_the_knee_is_where_the_slot_limit_puts_it(searches: dict[str, CapacityRu
     assert 'name="rig capacity"' in (run.run_dir / "junit.xml").read_text(encoding="utf-8")
     # filed as a capacity run, with the time it ran and the throughput of that time (not the budget's)
     assert json.loads((run.run_dir / "manifest.json").read_text())["kind"] == "capacity"
-    assert run.run_dir.name.endswith("run") or run.run_dir.name.endswith("-capacity")
     summary = json.loads((run.run_dir / "load.json").read_text())
     assert summary["duration_s"] < 420, "the search ended before its budget: the time that ran is counted"
     assert abs(summary["throughput_rps"] * summary["duration_s"] - summary["completed_runs"]) < 1.0
