@@ -13,7 +13,7 @@ from rich.table import Table
 from rig.cli.console import JsonFlag, console, escape, fail, option_error, print_json
 from rig.clock import parse_duration
 from rig.errors import RigError
-from rig.netlab.lab import LabOptions, default_out, run_lab
+from rig.netlab.lab import LabOptions, LabResult, default_out, run_lab
 from rig.netlab.lab import clean as sweep
 from rig.netlab.netns import check_can_run
 
@@ -69,6 +69,13 @@ def run(
     if json_out:
         print_json(result)
         raise typer.Exit(1 if any(not w.prefix for w in result.workers) else 0)
+    _print_lab(result)
+    if any(not w.prefix for w in result.workers):
+        raise typer.Exit(1)
+
+
+def _print_lab(result: LabResult) -> None:
+    """What the master merged against what each worker shipped, then the chaos windows and the decision."""
     table = Table("host", "worker", "reports shipped/counted", "rows shipped/counted/stored",
                   "requests shipped/counted", "lost at", "verdict", title="workers: shipped vs merged")
     for w in result.workers:
@@ -88,8 +95,6 @@ def run(
                       f"{_delta(window.get('T4_shift_ms'))} ms inside, {_delta(window.get('T4_after_ms'))} ms after")
     console.print(f"decision: {result.decision} — " + escape("; ".join(result.reasons[:4])))
     console.print(f"lab: {result.out}/lab.json, run: {result.run_dir}/report.html")
-    if any(not w.prefix for w in result.workers):
-        raise typer.Exit(1)
 
 
 def _delta(shift: object) -> str:

@@ -43,8 +43,9 @@ def test_the_report_draws_each_series_with_its_fitted_line() -> None:
                      plot=[(1.0, 500.0), (2.0, 650.0), (3.0, 800.0)], fit=[(1.0, 500.0), (3.0, 800.0)])
     html = soak_html(SoakAnalysis(warmup_s=9.0, hold_s=36.0, slopes=[drifting, Slope(
         key="soak.fds_per_h", series="target open files (floor per 5 s)", unit="fds", points=0, bound=100.0)]))
-    assert html.count("<svg") == 1 and html.count("<circle") == 3 and "<line x1" in html  # no chart without data
-    assert "150 ms/turn" in html and "3 question" in html
+    assert html.count("<svg") == 1  # no chart without data
+    assert "samples" in html and "fitted slope" in html and "question of the session" in html  # legend, x axis
+    assert "150 ms/turn" in html
 
 
 @pytest.mark.slow
