@@ -219,7 +219,11 @@ def _self_report_checked(ctx: CaseContext, queries: list[str], result: SearchRes
         return [s for s in receiver.trace(trace_id) if s.parent_span_id == parent and s.scope != "rig"]
 
     wait_while_moving(lambda: bool(roots()), lambda: len(receiver.spans), 5.0)  # while spans arrive, not a clock
-    if not roots():
+    if not roots() and _sends_spans(ctx) and not _later_run_exported(ctx) and not roots():
+        ctx.could_not("self_report_matches_spans", "tell whether the target exports spans of the direct call",
+                      "a run asked after the call, whose spans did not arrive either", evidence)
+        return
+    if not roots():  # BLOCKED if it never sent a span; FAIL when it exported later work and not this call's
         ctx.absent("self_report_matches_spans", "target_spans", "the target sent no span of the direct call to the "
                    f"rig's receiver (trace {trace_id})", evidence)
         return
@@ -233,6 +237,25 @@ def _self_report_checked(ctx: CaseContext, queries: list[str], result: SearchRes
              "the entry's executed_calls and stage list agree with its own spans of the call", evidence, e,
              seen={"executed_calls": executed, "execution_spans": len(executions), "stages": stages,
                    "stage_spans": stage_spans})
+
+
+def _sends_spans(ctx: CaseContext) -> bool:
+    """Whether the target has sent the rig's receiver any span of its own in this gate."""
+    return any(s.scope not in ("rig", "langfuse-sdk") for s in ctx.target.receiver.spans)
+
+
+def _later_run_exported(ctx: CaseContext) -> bool:
+    """Ask one question after the direct call and wait (while spans arrive) for that run's root span: a target
+    exports spans in the order its work ended, so the later run's arriving while the call's did not is what the
+    target sent, not the rig's timing. False (undecided) on a target the rig cannot ask."""
+    if ctx.caps.missing("ask"):
+        return False
+    opened = ctx.open_session(ctx.a, [ctx.doc("P32")])
+    marker = ctx.chat(ctx.a, opened.session_id, "2.9%指什么？")
+    receiver = ctx.target.receiver
+    return bool(wait_while_moving(
+        lambda: any(s.attributes.get("run.id") == marker.run_id and s.scope != "rig" for s in receiver.spans),
+        lambda: len(receiver.spans), 10.0))
 
 
 @case(14, "可靠性-14-1", codes=("T8",), papers=("P32",))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rig.adapters.models import CheckpointEvent, RunDetail, TerminalEvent, TokenEvent
+from rig.adapters.models import CheckpointEvent, Event, RunDetail, TerminalEvent, TokenEvent
 from rig.corpus_load import load_corpus
 from rig.errors import TargetHTTPError, TargetProtocolError
 from rig.target.embedded import EmbeddedWorkbench
@@ -103,17 +103,22 @@ def _(wb: LiveWorkbench) -> bool:
     return (asked.detail.state, asked.detail.end_reason) == ("failed", "empty_answer")
 
 
+def _stopped_mid_answer(wb: LiveWorkbench) -> tuple[str, str, list[Event]]:
+    """A slow answer stopped at its first token: (session, run, the stream's events after the stop)."""
+    sid = open_on(wb, wb.auth_a, ["P32"])
+    sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
+    stream = wb.adapter.events(wb.auth_a, sub.run_id)
+    next(e for e in stream if isinstance(e, TokenEvent))
+    wb.adapter.stop(wb.auth_a, sub.run_id)
+    return sid, sub.run_id, list(stream)
+
+
 @probe("stop_not_propagated")
 def _(wb: LiveWorkbench) -> bool:
     with slow_stream(wb):
-        sid = open_on(wb, wb.auth_a, ["P32"])
-        sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
-        stream = wb.adapter.events(wb.auth_a, sub.run_id)
-        next(e for e in stream if isinstance(e, TokenEvent))
-        wb.adapter.stop(wb.auth_a, sub.run_id)
-        list(stream)
+        sid, run_id, _ = _stopped_mid_answer(wb)
         wait_until(lambda: slots_in_use(wb) == 0, 30.0)
-    detail = wb.adapter.run(wb.auth_a, sub.run_id)
+    detail = wb.adapter.run(wb.auth_a, run_id)
     answered = [m for m in wb.adapter.session(wb.auth_a, sid).messages if m.role == "assistant"]
     return detail.state == "stopped" and any(s.cancelled for s in detail.stages) and not answered
 
@@ -510,13 +515,9 @@ def _(wb: LiveWorkbench) -> bool:
 @probe("stream_end_contradicts")
 def _(wb: LiveWorkbench) -> bool:
     with slow_stream(wb):
-        sid = open_on(wb, wb.auth_a, ["P32"])
-        sub = wb.adapter.ask(wb.auth_a, sid, "请查清买家保护与徽章关系并给依据。")
-        stream = wb.adapter.events(wb.auth_a, sub.run_id)
-        next(e for e in stream if isinstance(e, TokenEvent))
-        wb.adapter.stop(wb.auth_a, sub.run_id)
-        end = [e for e in stream if isinstance(e, TerminalEvent)][-1]
-    detail = wb.adapter.run(wb.auth_a, sub.run_id)
+        _, run_id, after = _stopped_mid_answer(wb)
+    end = [e for e in after if isinstance(e, TerminalEvent)][-1]
+    detail = wb.adapter.run(wb.auth_a, run_id)
     return detail.state == "stopped" and (end.state, end.reason) == (detail.state, detail.end_reason)
 
 
