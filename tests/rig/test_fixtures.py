@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import io
 import shutil
+from importlib.metadata import requires
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from pypdf import PdfReader
 
 from rig.adapters import WorkbenchAdapter
@@ -15,6 +18,7 @@ from rig.catalog import load_eval_set
 from rig.corpus_load import upload_one
 from rig.errors import FixtureError
 from rig.fixtures import build_corpus, ensure_corpus, read_manifest, verify_corpus
+from rig.fixtures.build import DRAWING_LIBRARIES
 from tests.conftest import Corpus
 
 
@@ -28,6 +32,17 @@ def test_a_second_build_is_byte_identical(tmp_path: Path, corpus: Corpus) -> Non
     for f in manifest.files:
         assert (tmp_path / "again" / f.file).read_bytes() == (corpus.directory / f.file).read_bytes(), f.file
     assert verify_corpus(tmp_path / "again") == []
+
+
+def test_the_digest_covers_every_library_that_draws_the_bytes() -> None:
+    """A cached corpus is reused while its digest matches; a library the drawing depends on but the digest leaves out
+    (fontTools subsets the font inside fpdf2, and changed its output between 4.68 and 4.69) would reuse stale bytes."""
+    listed = {canonicalize_name(lib) for lib in DRAWING_LIBRARIES}
+    for lib in DRAWING_LIBRARIES:
+        for line in requires(lib) or []:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                assert canonicalize_name(req.name) in listed, f"{lib} needs {req.name}, which the digest leaves out"
 
 
 def test_manifest_lists_the_28_papers_and_six_variants(corpus: Corpus) -> None:
