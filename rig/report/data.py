@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from pydantic import BaseModel, Field
 
-from rig.coverage import CoverageMatrix, Exercise, build_matrix
+from rig.coverage import CheckedItem, CoverageMatrix, Exercise, build_matrix
 from rig.evidence import CaseRow, EvidenceRow, EvidenceStore
 from rig.measure.aggregate import TCodeRow, headlines, run_ends, tcode_rows
 from rig.measure.events import Measure
@@ -100,13 +100,16 @@ def build_report_data(store: EvidenceStore, decision: Decision, manifest: RunMan
 
     runs = [RunRow(run_id=r.run_id, case_id=r.case_id, trace_id=r.trace_id, state=r.state, end_reason=r.end_reason,
                    spans=span_count(r.trace_id)) for r in store.runs()]
+    checked = [CheckedItem(case_id=c.case_id, name=i.name, verdict=i.verdict.value) for c in cases for i in c.items]
     return ReportData(manifest=manifest, decision=decision, cases=cases, tcodes=tcode_rows(measures),
-                      end_reasons=dict(end_reasons), runs=runs, traces=traces, coverage=coverage_of(store))
+                      end_reasons=dict(end_reasons), runs=runs, traces=traces, coverage=coverage_of(store, checked))
 
 
-def coverage_of(store: EvidenceStore) -> CoverageMatrix | None:
-    """The coverage matrix of the cases' recorded operation calls (None: a run that recorded none)."""
+def coverage_of(store: EvidenceStore, items: list[CheckedItem] | None = None) -> CoverageMatrix | None:
+    """The coverage matrix of the cases' recorded operation calls and of the items that held their answers to a
+    principle (None: a run that recorded no call)."""
     rows = store.evidence(kind="coverage")
     if not rows:
         return None
-    return build_matrix([Exercise.model_validate(x) for e in rows for x in (e.data if isinstance(e.data, list) else [])])
+    return build_matrix([Exercise.model_validate(x) for e in rows for x in (e.data if isinstance(e.data, list) else [])],
+                        items)
