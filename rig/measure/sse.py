@@ -38,13 +38,15 @@ class StreamTooLarge(TargetProtocolError):
 @dataclass(slots=True)
 class RawEvent:
     """One complete event as it arrived: its name, id and data (unparsed), when it was received, and — for an
-    adapter whose stream is not SSE — the typed event it already made (`parsed`)."""
+    adapter that reads its stream otherwise — the typed event it already made (`parsed`), or what it needs to make
+    it later (`deferred`: the adapter's own, read by its `typed()`)."""
 
     event: str
     id: str | None
     data: str
     recv_ns: int
     parsed: Any = None
+    deferred: Any = None
 
 
 class LineSplitter:

@@ -14,6 +14,7 @@ from rig.adapters.http.spec import HttpSpec, Request, StreamSpec
 from rig.adapters.models import TerminalEvent, TokenEvent
 from rig.config import load_config
 from rig.errors import ConfigError
+from tests.adapters.test_http_language import LINES, STREAM, _ndjson
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -109,3 +110,36 @@ def test_the_spec_model_lists_every_configured_operation() -> None:
     spec = HttpSpec.model_validate(_spec())
     ops = spec.operations()
     assert {"login", "ask", "events", "model_config", "export.md", "export.json"} <= set(ops)
+
+
+def _typed(sorter: EventSorter, chunks: list[bytes]) -> list[tuple[str, int | None, object]]:
+    """The load path's events (`EventSorter.raw`), each typed afterwards as a load's `typed()` would."""
+    out = []
+    for raw in sorter.raw(chunks):
+        event = raw.parsed if raw.parsed is not None else raw.deferred.typed()
+        assert event.recv_ns == raw.recv_ns, "typed later, stamped when it arrived"
+        out.append((event.event, event.id, event.data))
+    return out
+
+
+@pytest.mark.parametrize("size", [2, 1000])
+def test_the_load_paths_deferred_events_type_to_the_same_events(size: int, tmp_path: Path) -> None:
+    """A load sorts each frame as it arrives and types it later, or never: typed, the same events, stamps and end as
+    the gate's reading — for the OpenAI-compatible stream, rules by test, a list rule (`each`) and a stream closed
+    without an end — and until the first answer text nothing waits to be typed."""
+    openai = load_config(DOCS / "targets" / "openai.rig.yaml").target.http
+    assert openai is not None and openai.ask is not None and openai.ask.stream is not None
+    chunk = (b'data: {"choices":[{"delta":{"content":"%s"},"finish_reason":null}]}\n\n')
+    sse = (chunk % b"" + chunk % b"Hel" + chunk % b"lo" + b'data: {"choices":[],"usage":{"prompt_tokens":3,'
+           b'"completion_tokens":2}}\n\n' + b"data: [DONE]\n\n")
+    cases = [(openai.ask.stream, _split(sse, size)),
+             (StreamSpec.model_validate({"format": "ndjson", "events": RULES}), _split(NDJSON, size)),
+             (StreamSpec.model_validate(STREAM), _split(b"".join(_ndjson(LINES)), size)),
+             (StreamSpec.model_validate(STREAM), _split(b"".join(_ndjson(LINES[:1])), size))]
+    for spec, chunks in cases:
+        sorter = EventSorter(spec)
+        eager = [(e.event, e.id, e.data) for e in sorter.events(chunks)]
+        assert [e[:3] for e in _typed(sorter, chunks)] == eager
+    raws = list(EventSorter(openai.ask.stream).raw(_split(sse, size)))
+    assert [r.parsed is not None for r in raws] == [True, False, False, True], "the first piece and the end typed"
+    assert raws[1].event == raws[0].event != raws[2].event, "a raw event is named by the rule that sorted it"

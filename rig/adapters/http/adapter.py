@@ -15,7 +15,7 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import orjson
 from pydantic import BaseModel
@@ -25,7 +25,7 @@ from rig.adapters.capabilities import Capabilities
 from rig.adapters.csv_export import CsvExportError, read_csv_export
 from rig.adapters.error_body import read_error_body
 from rig.adapters.http.extract import OperationReader
-from rig.adapters.http.frames import DELIMITER, EventSorter
+from rig.adapters.http.frames import DELIMITER, Deferred, EventSorter
 from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.polling import poll_answer
 from rig.adapters.http.render import path_names, render
@@ -56,6 +56,7 @@ from rig.adapters.transport import Reply, StreamReply, Transport, TransportError
 from rig.clock import now_ns
 from rig.errors import CapabilityMissing, ConfigError, TargetHTTPError, TargetProtocolError, TargetUnreachable
 from rig.jsonvalue import ForeignJson
+from rig.measure.sse import RawEvent
 from rig.yamlfile import validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -484,16 +485,31 @@ class HttpAdapter(Adapter):
 
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
                timeout_s: float = 120.0) -> Generator[Event, None, None]:
+        yield from cast(Iterator[Event], self._run_stream(auth, run_id, last_event_id, timeout_s, lazy=False))
+
+    def raw_events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
+                   timeout_s: float = 120.0) -> Iterator[RawEvent]:
+        """The load path's stream: each frame sorted to its rule as it arrives, its data read only when `typed()`
+        asks (`EventSorter.raw`): a load types the events its measures read, not every token."""
+        yield from cast(Iterator[RawEvent], self._run_stream(auth, run_id, last_event_id, timeout_s, lazy=True))
+
+    def typed(self, raw: RawEvent) -> Event:
+        if raw.parsed is None and isinstance(raw.deferred, Deferred):
+            raw.parsed = raw.deferred.typed()
+        return super().typed(raw)
+
+    def _run_stream(self, auth: Auth | None, run_id: str, last_event_id: int | None, timeout_s: float, *,
+                lazy: bool) -> Iterator[Event | RawEvent]:
         if self._sorter is None:
             raise CapabilityMissing("ask", detail="target.http configures no stream to read")
         opts = self._options(self._run_values.get(run_id, {}))
         if run_id in self._disconnected and run_id not in self._reading:  # stopped before anyone read it
             self._disconnected.discard(run_id)
-            yield _disconnect_end()
+            yield _raw(_disconnect_end()) if lazy else _disconnect_end()
             return
         held = self._open.pop(run_id, None)
         if held is not None and last_event_id is None:
-            yield from self._read(run_id, held[0], held[1], opts)
+            yield from self._read(run_id, held[0], held[1], opts, lazy)
             return
         if held is not None:
             held[0].__exit__(None, None, None)
@@ -518,15 +534,17 @@ class HttpAdapter(Adapter):
             cm.__exit__(None, None, None)
             raise self.http_error(rendered.method, rendered.path, Reply(reply.status_code, reply.headers, body,
                                                                         reply.reason))
-        yield from self._read(run_id, cm, reply, opts)
+        yield from self._read(run_id, cm, reply, opts, lazy)
 
     def _read(self, run_id: str, cm: AbstractContextManager[StreamReply], reply: StreamReply,
-              opts: Any) -> Iterator[Event]:
-        """The run's events as the rules sort them; after a stop by disconnect, the stream is left and the run ends
-        with the rig's own terminal event (`derived: client_disconnect`)."""
+              opts: Any, lazy: bool) -> Iterator[Event | RawEvent]:
+        """The run's events as the rules sort them (raw, typed later, when `lazy`); after a stop by disconnect, the
+        stream is left and the run ends with the rig's own terminal event (`derived: client_disconnect`)."""
         assert self._sorter is not None
         self._reading[run_id] = cm
-        sorted_events = self._sorter.events(reply.chunks(), opts, max_event_bytes=self.max_event_bytes)
+        read = self._sorter.raw if lazy else self._sorter.events
+        sorted_events: Generator[Event | RawEvent, None, None] = read(
+            reply.chunks(), opts, max_event_bytes=self.max_event_bytes)
         try:
             while run_id not in self._disconnected:
                 try:
@@ -538,7 +556,7 @@ class HttpAdapter(Adapter):
                         break
                     raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
                 yield event
-            yield _disconnect_end()
+            yield _raw(_disconnect_end()) if lazy else _disconnect_end()
         finally:
             sorted_events.close()
             self._reading.pop(run_id, None)
@@ -636,6 +654,11 @@ def _disconnect_end() -> Event:
     """The end the rig writes for a run it stopped by closing its stream (the target keeps no record of it)."""
     return make_event("error", None, {"state": "stopped", "reason": "user_stop", "derived": "client_disconnect"},
                       now_ns())
+
+
+def _raw(event: Event) -> RawEvent:
+    """A typed event as the load path's raw one."""
+    return RawEvent(event.event, None, "", event.recv_ns, event)
 
 
 def _cookie(headers: dict[str, str], name: str) -> str | None:

@@ -29,7 +29,7 @@ from rig.adapters.transport import TransportError
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
 from rig.jsonvalue import ForeignJson
-from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, StreamTooLarge, read_events
+from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, RawEvent, StreamTooLarge, read_events
 
 DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
 
@@ -160,13 +160,32 @@ FRAMERS = {"sse": sse_frames, "ndjson": ndjson_frames, "json": json_frames}
 
 
 class _Rule:
-    __slots__ = ("type", "when", "each", "data")
+    __slots__ = ("type", "when", "each", "data", "name")
 
-    def __init__(self, rule: EventRule) -> None:
+    def __init__(self, rule: EventRule, index: int) -> None:
         self.type = rule.type
         self.when = compile_path(rule.when) if rule.when else None
         self.each = compile_path(rule.each) if rule.each else None
         self.data = Reader(rule.data) if rule.data is not None else None
+        self.name = f"{rule.event or ''}#{index}"  # a raw event's name: the rule that sorted it
+
+
+@dataclass(slots=True)
+class Deferred:
+    """A frame sorted but not yet typed (`EventSorter.raw`): the rule that matched it and what its data reads from."""
+
+    rule: _Rule
+    frame: Frame
+    ctx: ForeignJson | None
+    raw_id: Any
+    opts: jmespath.Options
+
+    def typed(self) -> Event:
+        """The rig's event of the frame: what `EventSorter.events` would have made of it, with the same stamp."""
+        ctx = self.ctx or self.frame.context()
+        data = self.frame.data if self.rule.data is None else self.rule.data.read(ctx, self.opts)
+        return make_event(self.rule.type, _int(self.raw_id), data if isinstance(data, dict) else {"value": data},
+                          self.frame.recv_ns)
 
 
 class EventSorter:
@@ -181,12 +200,20 @@ class EventSorter:
         self._id = compile_path(spec.id) if spec.id else None
         self._by_name: dict[str, list[_Rule]] = {}
         self._any: list[_Rule] = []
-        for rule in spec.events:
-            (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(_Rule(rule))
+        for index, rule in enumerate(spec.events):
+            compiled = _Rule(rule, index)
+            (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(compiled)
+        self._tried: dict[str, tuple[_Rule, ...]] = {}  # per frame name, the rules tried in order (built once)
+
+    def _rules(self, name: str) -> tuple[_Rule, ...]:
+        rules = self._tried.get(name)
+        if rules is None:
+            rules = self._tried[name] = tuple(self._by_name.get(name, [])) + tuple(self._any)
+        return rules
 
     def _match(self, frame: Frame, opts: jmespath.Options) -> tuple[_Rule, ForeignJson | None] | None:
         ctx: ForeignJson | None = None
-        for rule in (self._by_name.get(frame.event or "", []) + self._any):
+        for rule in self._rules(frame.event or ""):
             if rule.when is not None:
                 ctx = ctx or frame.context()
                 if not rule.when.search(ctx, options=opts):
@@ -220,6 +247,44 @@ class EventSorter:
                 return
         if self.end == "close":
             yield stream_end(answered)
+
+    def raw(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None, *,
+            max_event_bytes: int = MAX_EVENT_BYTES) -> Generator[RawEvent, None, None]:
+        """The same events for the load path, sorted but typed only where that is needed: each frame is matched to
+        its rule (so its raw name, `event#rule`, says what it is) and its data read later (`Deferred.typed`) —
+        except an answer's tokens up to the first with text (a stream closed without an end is judged by them),
+        lists (`each`) and the end, which are typed as `events` types them. Same stamps, same end, same drain."""
+        opts = opts or rule_options()
+        answered = False
+        frames = iter(self._frames(chunks, max_event_bytes=max_event_bytes))
+        for frame in frames:
+            found = self._match(frame, opts)
+            if found is None:
+                continue
+            rule, ctx = found
+            kind = rule.type
+            if kind == "ignore":
+                continue
+            if self._id is None:
+                raw_id = frame.id
+            else:
+                ctx = ctx or frame.context()
+                raw_id = self._id.search(ctx, options=opts)
+            if rule.each is None and kind not in ("done", "error") and (answered or kind != "token"):
+                yield RawEvent(rule.name, frame.id, "", frame.recv_ns, None, Deferred(rule, frame, ctx, raw_id, opts))
+                continue
+            ctx = ctx or frame.context()
+            for data in self._data(rule, frame, ctx, opts):
+                event = make_event(kind, _int(raw_id), data, frame.recv_ns)
+                answered = answered or (isinstance(event, TokenEvent) and event.kind == "answer" and bool(event.text))
+                yield RawEvent(rule.name, frame.id, "", frame.recv_ns, event)
+            if kind in ("done", "error"):
+                if self.after_end == "drain":
+                    _drain(frames, self.drain_s)
+                return
+        if self.end == "close":
+            end = stream_end(answered)
+            yield RawEvent(end.event, None, "", end.recv_ns, end)
 
     @staticmethod
     def _data(rule: _Rule, frame: Frame, ctx: ForeignJson, opts: jmespath.Options) -> Iterator[ForeignJson]:
