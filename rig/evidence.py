@@ -174,6 +174,13 @@ class EvidenceStore:
             events.item_recorded.fire(case_id=case_id, rep=rep,
                                       item=item.model_copy(update={"reason": self.redactor.text(item.reason)}))
 
+    def replace_item(self, rep: int, case_id: int, item: Item) -> None:
+        """Judge an item again (same name): its verdict, reason and evidence replaced where it is kept."""
+        with self._tx() as conn:
+            conn.execute("UPDATE items SET verdict=?, reason=?, required=?, evidence_ids=? WHERE rep=? AND case_id=? "
+                         "AND name=?", (item.verdict.value, self.redactor.text(item.reason), int(item.required),
+                                        json.dumps(item.evidence_ids), rep, case_id, item.name))
+
     def add_measures(self, measures: list[Measure]) -> None:
         with self._tx() as conn:
             conn.executemany("INSERT INTO measures(rep, case_id, code, source, value, unit, run_id, label, scenario, "

@@ -37,6 +37,7 @@ from rig.gate.registry import CaseSpec
 from rig.interrupt import GraceExpired
 from rig.jsonvalue import ForeignJson
 from rig.target.session import TargetSession
+from rig.target.showings import rejudge
 from rig.telemetry.tracing import RigTracer, noop_tracer, trace_id_of
 from rig.verdict import Item, Verdict, aggregate
 
@@ -105,6 +106,7 @@ def run_cases(target: TargetSession, store: EvidenceStore, eval_set: EvalSet, co
                 outcome.verdicts[(rep, spec.case_id)] = (verdict, reason)
                 if progress:
                     progress(rep, spec, verdict)
+        outcome.verdicts.update(rejudge(store, target.showings))  # an absence the target showed later: FAIL
     except GraceExpired as exc:  # the operator's stop, carried out: the case in flight is the rig's U, run again later
         outcome.stopped = True
         if in_flight is not None:

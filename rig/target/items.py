@@ -24,7 +24,7 @@ from rig.jsonvalue import JsonObject
 from rig.measure.events import Measure
 from rig.target.linking import LinkedAdapter
 from rig.target.session import TargetSession
-from rig.target.showings import Showing
+from rig.target.showings import Absence, Showing
 from rig.telemetry.tracing import RigTracer, trace_id_of
 from rig.verdict import Item, Verdict
 
@@ -158,7 +158,9 @@ class ItemRecording:
         never showed `capability` in this gate, FAIL (the showing as evidence) when it did elsewhere — "absent" is
         decided per target, not per item (rig.target.showings)."""
         shown = self.target.showings.first(capability) or self._spans_shown(capability)
-        if shown is None:
+        if shown is None:  # so far: judged again when the gate's cases have run (rig.target.showings.rejudge)
+            self.target.showings.missed(Absence(rep=self.rep, case_id=self.key, item=name, capability=capability,
+                                                what=what))
             return self.item(name, Verdict.BLOCKED, f"missing capability: {capability} — {what}; the target showed "
                              "it nowhere in this gate", *evidence_ids)
         e = self.observe(f"{capability}: where the target showed it", shown.model_dump())

@@ -11,7 +11,7 @@ from rig.evidence import EvidenceStore
 from rig.measure.events import RunDetail, StatusEvent, TerminalEvent, TokenEvent, ToolCallEvent, ToolCallRecord
 from rig.measure.transcript import RunTranscript
 from rig.target.accounts import CLOCK_TOLERANCE_MS, run_accounts
-from rig.target.showings import Showings
+from rig.target.showings import Showings, rejudge
 from rig.verdict import Verdict
 from tests.rig.test_item_capabilities import _ctx
 
@@ -94,3 +94,29 @@ def test_the_first_showing_of_each_capability_outlives_a_resume(tmp_path: Path) 
     Showings(store).saw("hit_pages", "run r9's record", case_id=9)  # a later showing changes nothing
     shown = Showings(store).first("hit_pages")
     assert shown is not None and (shown.where, shown.case_id, shown.evidence_id) == ("run r1's record", 7, 3)
+
+
+def test_a_blocked_absence_the_target_showed_later_in_the_gate_is_judged_again_fail(tmp_path: Path) -> None:
+    """"Elsewhere" includes later: an item BLOCKED before the target first showed its capability becomes FAIL, with
+    the later showing as evidence, once the gate's cases have run — and its case's verdict follows; an absence never
+    shown stays BLOCKED, and judging again twice changes nothing more."""
+    ctx = _ctx(tmp_path, Capabilities())
+    store = ctx.store
+    ctx.target.showings = Showings(store)  # as the gate opens it: kept in the store
+    store.begin_case(ctx.rep, ctx.key, "R-x", "m", "n")
+    ctx.absent("pages_here", "hit_pages", "run r2's record names no page")
+    ctx.absent("spans_here", "exported_spans", "no span of run r2 arrived")
+    store.end_case(ctx.rep, ctx.key, Verdict.BLOCKED, "missing capability")
+    assert rejudge(store, ctx.target.showings) == {}, "nothing shown yet: nothing changes"
+    e = store.add_evidence(1, 31, "observation", "run r9's record", {"pages": [2]})
+    Showings(store).saw("hit_pages", "run r9's record: 1 hit with pages", case_id=31, evidence_id=e)
+    showings = Showings(store)  # as a resumed gate reads them back
+    changed = rejudge(store, showings)
+    assert changed == {(ctx.rep, ctx.key): (Verdict.FAIL, changed[(ctx.rep, ctx.key)][1])}
+    items = {i.name: i for i in store.items(ctx.rep, ctx.key)}
+    assert items["pages_here"].verdict == Verdict.FAIL and "later in this gate" in items["pages_here"].reason
+    assert e in items["pages_here"].evidence_ids and "case 31" in items["pages_here"].reason
+    assert items["spans_here"].verdict == Verdict.BLOCKED
+    row = next(c for c in store.cases(ctx.rep) if c.case_id == ctx.key)
+    assert row.verdict == Verdict.FAIL
+    assert rejudge(store, showings) == {}, "judged once"
