@@ -112,7 +112,8 @@ class AgentLoop:
         self.svc.runs.emit(self.run, event, data)
 
     async def __call__(self, run: LiveRun) -> None:
-        with self.trace.span("run", {"run.id": self.d["run_id"], "session.id": self.plan.session_id}) as root:
+        with self.trace.root_span({"session.id": self.plan.session_id,
+                                   "gen_ai.conversation.id": self.plan.session_id}) as root:
             try:
                 await self._execute()
             except asyncio.CancelledError:

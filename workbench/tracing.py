@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from workbench.services import Services
 
 
+AGENT_NAME = "workbench"
+ROOT_SPAN = f"invoke_agent {AGENT_NAME}"  # a run's root: OpenTelemetry's GenAI agent-invocation span, carrying run.id
+
 class JsonlSpanExporter(SpanExporter):
     """Writes finished spans, one JSON object per line, to a file."""
 
@@ -72,7 +75,8 @@ class RunTrace:
         self.tracer = tracing.tracer
         joined = traceparent and "trace_ignores_caller" not in svc.defects
         ctx = tracing.propagator.extract({"traceparent": traceparent}) if joined else None
-        self.root = self.tracer.start_span("run", context=ctx, attributes={"run.id": detail["run_id"]})
+        self.root = self.tracer.start_span(ROOT_SPAN, context=ctx, attributes={
+            "run.id": detail["run_id"], "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT_NAME})
         detail["trace_id"] = format(self.root.get_span_context().trace_id, "032x")
         self.budget = svc.settings.trace_budget_spans
         self.count = 1
@@ -82,13 +86,15 @@ class RunTrace:
             self.budget = 1
 
     @contextmanager
+    def root_span(self, attributes: dict[str, Any] | None = None) -> Iterator[Span]:
+        """The run's root (`invoke_agent workbench`), current while the run executes; ended when it ends."""
+        with trace.use_span(self.root, end_on_exit=True) as span:
+            for key, value in (attributes or {}).items():
+                span.set_attribute(key, value)
+            yield span
+
+    @contextmanager
     def span(self, name: str, attributes: dict[str, Any] | None = None) -> Iterator[Span]:
-        if name == "run":
-            with trace.use_span(self.root, end_on_exit=True) as span:
-                for key, value in (attributes or {}).items():
-                    span.set_attribute(key, value)
-                yield span
-            return
         if self.count >= self.budget:
             self.complete = False
             yield NonRecordingSpan(trace.INVALID_SPAN_CONTEXT)

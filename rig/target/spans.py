@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from rig import events
 from rig.evidence import EvidenceStore
-from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan, run_roots
 
 
 def store_span(store: EvidenceStore, span: ReceivedSpan) -> None:
@@ -31,6 +31,6 @@ def settle_target_spans(store: EvidenceStore, receiver: OtlpReceiver, timeout_s:
     wanted = {r.run_id for r in store.runs() if r.trace_id}
 
     def arrived(spans: list[ReceivedSpan]) -> bool:
-        return wanted <= {str(s.attributes.get("run.id")) for s in spans if s.name == "run"}
+        return wanted <= {str(s.attributes.get("run.id")) for s in run_roots(spans)}
 
     return receiver.wait_for(arrived, timeout_s)

@@ -204,6 +204,19 @@ def subtree(spans: list[ReceivedSpan], roots: set[str]) -> list[ReceivedSpan]:
     return [s for s in spans if s.span_id in keep]
 
 
+NOT_THE_TARGETS = ("rig", "langfuse-sdk")  # scopes of spans the target did not make itself: the rig's, a Langfuse export
+
+
+def run_roots(spans: list[ReceivedSpan], run_id: str | None = None) -> list[ReceivedSpan]:
+    """The target's root span of each run (of `run_id` only, when given): the topmost of its own spans carrying the
+    run's id in `run.id` (DESIGN's attribute), whatever the span is called — the reference names it `invoke_agent
+    workbench` (OpenTelemetry's GenAI agent span), another target may call it anything."""
+    carrying = [s for s in spans if s.scope not in NOT_THE_TARGETS and s.attributes.get("run.id") is not None
+                and (run_id is None or str(s.attributes["run.id"]) == run_id)]
+    ids = {(s.span_id, str(s.attributes["run.id"])) for s in carrying}
+    return [s for s in carrying if (s.parent_span_id, str(s.attributes["run.id"])) not in ids]
+
+
 def start_receiver(listen: str | None) -> OtlpReceiver:
     """A started receiver on `HOST:PORT` (an address a target's exporter can be told), or a free loopback port."""
     if not listen:

@@ -10,6 +10,7 @@ from rig.evidence import StoredSpan
 from rig.gate.session import GateOptions, run_gate
 from rig.report.traces import trace_tree
 from rig.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan
+from workbench.tracing import ROOT_SPAN
 
 
 def _spans(db: Path, trace_id: str) -> list[dict[str, object]]:
@@ -52,7 +53,7 @@ def test_case_trace_joins_rig_and_workbench_spans(tmp_path: Path) -> None:
             cur, hops = by_id[str(cur["parent_span_id"])], hops + 1
             assert hops < 50
         assert cur is roots[0]
-    wb_runs = [s for s in spans if s["service"] == "workbench" and s["name"] == "run"]
+    wb_runs = [s for s in spans if s["service"] == "workbench" and s["name"] == ROOT_SPAN]
     assert wb_runs, "the workbench's run span is in the case's trace"
     for run in wb_runs:
         parent = by_id[str(run["parent_span_id"])]
@@ -97,7 +98,7 @@ def test_simulated_runs_of_a_load_run_are_traced_with_the_target(tmp_path: Path)
         with_ids = {s.span_id: s.attributes["run.id"] for s in rig_runs.values() if "run.id" in s.attributes}
         # The target's root span of each run hangs under the rig's span of the same run.
         def joined_runs(spans: list[ReceivedSpan]) -> set[str]:
-            return {str(s.attributes.get("run.id")) for s in spans if s.service == "workbench" and s.name == "run"
+            return {str(s.attributes.get("run.id")) for s in spans if s.service == "workbench" and s.name == ROOT_SPAN
                     and s.parent_span_id in with_ids and with_ids[s.parent_span_id] == s.attributes.get("run.id")}
 
         joined = collector.wait_for(lambda spans: joined_runs(spans) >= set(with_ids.values()), 10.0)

@@ -22,6 +22,7 @@ from rig.waiting import wait_until
 from tests.conftest import CHAOS_TOKEN, Corpus, LiveWorkbench
 from tests.workbench.helpers import ask, open_on, settings, slots_in_use, slow_stream, wait_terminal
 from workbench.defects import DEFECTS
+from workbench.tracing import ROOT_SPAN
 
 Probe = Callable[[LiveWorkbench], bool]
 PROBES: dict[str, Probe] = {}
@@ -533,7 +534,7 @@ def _(wb: LiveWorkbench) -> bool:
     sid = open_on(wb, wb.auth_a, ["P32"])
     sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？", traceparent=f"00-{trace}-00f067aa0ba902b7-01")
     list(wb.adapter.events(wb.auth_a, sub.run_id))
-    ended = wait_until(lambda: [s for s in _spans_in(wb, trace) if s["name"] == "run"], 30.0)
+    ended = wait_until(lambda: [s for s in _spans_in(wb, trace) if s["name"] == ROOT_SPAN], 30.0)
     return wb.adapter.run(wb.auth_a, sub.run_id).trace_id == trace and bool(ended)
 
 
@@ -563,7 +564,7 @@ def _(wb: LiveWorkbench) -> bool:
     sid = open_on(wb, wb.auth_a, ["P32"])  # a run after it: once its spans are written, the call's were before them
     sub = wb.adapter.ask(wb.auth_a, sid, "2.9%指什么？", traceparent=f"00-{marker}-{'cd' * 8}-01")
     list(wb.adapter.events(wb.auth_a, sub.run_id))
-    assert wait_until(lambda: [s for s in _spans_in(wb, marker) if s["name"] == "run"], 30.0), "no run span written"
+    assert wait_until(lambda: [s for s in _spans_in(wb, marker) if s["name"] == ROOT_SPAN], 30.0), "no run span written"
     return any(s["name"] == "internal_search" for s in _spans_in(wb, direct))
 
 

@@ -11,6 +11,7 @@ import pytest
 from rig.telemetry.otlp_receiver import OtlpReceiver
 from tests.conftest import Corpus, LiveWorkbench, start_workbench
 from tests.workbench.helpers import ask, open_on, settings
+from workbench.tracing import ROOT_SPAN
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -46,11 +47,13 @@ def test_run_spans_join_the_incoming_trace(traced: LiveWorkbench, receiver: Otlp
     list(traced.adapter.events(traced.auth_a, sub.run_id))
     detail = traced.adapter.run(traced.auth_a, sub.run_id)
     assert detail.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" == sub.trace_id
-    assert receiver.wait_for(lambda spans: any(s.name == "run" and s.trace_id == detail.trace_id
+    assert receiver.wait_for(lambda spans: any(s.name == ROOT_SPAN and s.trace_id == detail.trace_id
                                                and s.scope == "workbench" for s in spans))
     spans = [s for s in receiver.trace(detail.trace_id) if s.scope == "workbench"]
     by_name = {s.name: s for s in spans}
-    assert by_name["run"].parent_span_id == "00f067aa0ba902b7"
+    assert by_name[ROOT_SPAN].parent_span_id == "00f067aa0ba902b7"
+    root = by_name[ROOT_SPAN].attributes  # OpenTelemetry's GenAI agent span, carrying the run's id
+    assert (root["gen_ai.operation.name"], root["run.id"], root["gen_ai.conversation.id"]) == ("invoke_agent", sub.run_id, sid)
     assert {"round 1", "round 2", "chat local-extractive", "execute_tool internal_search", "stage encode",
             "stage query", "stage expand"} <= set(by_name)
     chats = [s for s in spans if s.name == "chat local-extractive"]
@@ -60,7 +63,7 @@ def test_run_spans_join_the_incoming_trace(traced: LiveWorkbench, receiver: Otlp
     tool = by_name["execute_tool internal_search"]
     assert tool.attributes["gen_ai.tool.call.id"] == detail.tool_calls[0].tool_call_id
     ids = {s.span_id for s in spans}
-    assert all(s.parent_span_id in ids for s in spans if s.name != "run"), "one tree, no orphans"
+    assert all(s.parent_span_id in ids for s in spans if s.name != ROOT_SPAN), "one tree, no orphans"
 
 
 def test_langfuse_receives_generations_with_usage_and_cost(traced: LiveWorkbench, receiver: OtlpReceiver) -> None:
@@ -96,6 +99,6 @@ def test_spans_are_written_to_the_trace_file(traced: LiveWorkbench) -> None:
         if not path.exists():
             return False
         lines = [json.loads(x) for x in path.read_text().splitlines()]
-        return any(x["context"]["trace_id"].endswith(asked.detail.trace_id) and x["name"] == "run" for x in lines)
+        return any(x["context"]["trace_id"].endswith(asked.detail.trace_id) and x["name"] == ROOT_SPAN for x in lines)
 
     assert wait_until(has_run, 10.0)
