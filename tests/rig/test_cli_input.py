@@ -27,6 +27,9 @@ def _rig(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     (("gate", "--cases", " "), "no case given"),
     (("gate", "--cases", "99"), "no such case(s): [99]"),
     (("gate", "--deadline", "0s"), "--deadline '0s' is no time at all"),
+    (("gate", "--repeat", "0"), "--repeat must be at least 1 (got 0)"),
+    (("gate", "--config", "BROKEN_YAML"), "bad: [1, 2 ^"),  # the file's own line, the caret under the place
+    (("gate", "--config", "[bold]x[/bold].yaml"), "cannot read config [bold]x[/bold].yaml: No such file"),
     (("gate", "--grace", "0"), "--grace '0' is no time at all"),
     (("demo", "--duration", "0"), "--duration '0' is no time at all"),
     (("demo", "--duration", "x"), "'x' is not a duration"),
@@ -52,7 +55,10 @@ def _rig(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def test_bad_input_exits_2_naming_the_cause(args: tuple[str, ...], said: str, tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text("thresholds:\n  - T99.p95 < 3s\n", encoding="utf-8")
-    out = _rig(*[str(policy) if a == "POLICY" else a for a in args], cwd=tmp_path)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("target:\n  url: http://127.0.0.1:9\n  bad: [1, 2\n", encoding="utf-8")
+    given = {"POLICY": str(policy), "BROKEN_YAML": str(broken)}
+    out = _rig(*[given.get(a, a) for a in args], cwd=tmp_path)
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode == 2, text
     assert said in text, text
