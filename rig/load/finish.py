@@ -103,6 +103,11 @@ def decide_load(summary: LoadSummary, policy: Policy) -> Decision:
         decision = Decision(decision="undecided", reasons=[
             *(f"soak: {d.series} {d.why}, but the client was saturated ({summary.client.why}): the drift may be "
               "its own" for d in timed if summary.client is not None), *decision.reasons])
+    moved = [s for s in summary.soak.slopes if s.machine] if summary.soak else []
+    if moved and decision.decision != "fail":  # a drift the busy machine could have made: neither leak nor pass
+        decision = Decision(decision="undecided", reasons=[*(f"soak: {d.series} {d.why}" for d in moved),
+                                                           "run the soak again on a machine with nothing else "
+                                                           "running", *decision.reasons])
     if summary.login_failures and decision.decision != "fail":  # fewer users than asked for: not a clean run
         failed = sorted(w for w in map(labels.login_refused, summary.errors_by_reason) if w is not None)
         decision = Decision(decision="undecided", reasons=[

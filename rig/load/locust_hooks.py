@@ -27,6 +27,7 @@ from rig.clock import now_ns
 from rig.errors import RigError
 from rig.evidence import EvidenceStore
 from rig.jsonvalue import ForeignJson
+from rig.load.environment import MachineSampler
 from rig.load.plan import LoadPlan
 from rig.load.process import PROCESS, RECORDER, plan_of, replay_of
 from rig.load.recorder import unpack
@@ -223,19 +224,29 @@ def write_request_stats(environment: Any, path: Path) -> None:
 
 
 def _sample_loop(environment: Any, plan: LoadPlan) -> None:
-    """Each second: users running, workers connected, the target's CPU and memory from its metrics."""
+    """Each second: users running, workers connected, the target's CPU and memory from its metrics, and the
+    machine's CPU in use and stolen (rig.load.environment)."""
     adapter = load_adapter_class(plan.adapter).connect(plan.target_url, options=plan.adapter_options) \
         if plan.target_metrics else None
     last_cpu: tuple[float, float] | None = None
     points: dict[str, list[tuple[float, float]]] = {"users": [], "target_cpu": [], "target_rss_bytes": [],
-                                                    "target_open_fds": [], "target_slots_in_use": []}
+                                                    "target_open_fds": [], "target_slots_in_use": [],
+                                                    "machine_busy_cores": [], "machine_steal_cores": []}
     metrics = RECORDER.metrics
+    machine = MachineSampler()
+    last_sample = time.monotonic()
+    if RECORDER.store is not None:
+        RECORDER.store.add_series("machine_cores", [(time.time() * 1000, float(machine.cores))])
     try:
         while environment.runner is not None and environment.runner.state not in ("stopped", "quitting"):
             now = time.time() * 1000
             users = float(environment.runner.user_count)
             metrics.users.set(users)
             points["users"].append((now, users))
+            busy, steal = machine.sample(time.monotonic() - last_sample)  # the machine beside the load (soak)
+            last_sample = time.monotonic()
+            points["machine_busy_cores"].append((now, busy))
+            points["machine_steal_cores"].append((now, steal))
             if isinstance(environment.runner, MasterRunner):
                 metrics.workers.set(len(environment.runner.clients.ready) + len(environment.runner.clients.running))
                 _observe(environment.runner)

@@ -27,6 +27,7 @@ from rig.interrupt import graceful_stop
 from rig.load import live
 from rig.load.browser_hook import browser_hook
 from rig.load.context import LoadContext
+from rig.load.environment import is_local
 from rig.load.finish import finish_load
 from rig.load.options import LoadOptions
 from rig.load.plan import DEFAULT_MIX, LoadPlan, PaperSet
@@ -185,7 +186,7 @@ class LoadRun(OnOptions[LoadOptions]):
         if o.soak:  # the hold: from every user running to the end of the load
             hold_from = float(run.store.meta("load_spawned_ms") or ctx.started_at)
             summary.soak = soak_analysis(run.store, hold_from, ctx.started_at + driven.elapsed_s * 1000,
-                                         self.policy.thresholds)
+                                         self.policy.thresholds, target_local=is_local(run.manifest.target_url or ""))
         events.load_finished.fire(run=ctx, summary=summary)
         if stopped:  # `rig report` keeps saying so
             run.store.set_meta("stopped", f"{driven.stop.reason} ({driven.elapsed_s:.0f} of {o.duration_s:.0f} s); "

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rig.evidence import EvidenceStore
+from rig.load.environment import MOVED_BY_MACHINE, environment_during
 from rig.load.runviews import run_views
 from rig.measure.tally import SESSION_TURN
 from rig.measure.thresholds import Threshold
@@ -79,9 +80,10 @@ def _beyond_runs(slots: list[tuple[float, float]], spans: list[tuple[float, floa
     return [(t, max(0.0, v - (bisect_right(starts, t) - bisect_left(ends, t)))) for t, v in slots]
 
 
-def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, thresholds: list[Threshold]
-                  ) -> SoakAnalysis:
-    """Every series' slope over the hold after its warm-up, judged against the policy's bounds."""
+def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, thresholds: list[Threshold], *,
+                  target_local: bool = False) -> SoakAnalysis:
+    """Every series' slope over the hold after its warm-up, judged against the policy's bounds; a drift the machine
+    could have caused (timings, slots, while it was not steady: rig.load.environment) is unclear, saying why."""
     warm = start_ms + (end_ms - start_ms) * WARMUP_SHARE
     bounds = dict(DEFAULT_BOUNDS)
     for t in thresholds:
@@ -106,10 +108,15 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
         ("soak.T4_ms_per_turn", "T4 by the question of its session", "ms", "turn",
          [(turn_of[m.run_id], m.value) for m in runs if m.code == "T4" and m.run_id in turn_of]),
     ]
-    out = SoakAnalysis(warmup_s=round((warm - start_ms) / 1000, 1), hold_s=round((end_ms - warm) / 1000, 1))
+    machine = environment_during(store, measures, warm, end_ms, target_local=target_local)
+    out = SoakAnalysis(warmup_s=round((warm - start_ms) / 1000, 1), hold_s=round((end_ms - warm) / 1000, 1),
+                       environment=machine)
     for i, (key, name, unit, per, pts) in enumerate(candidates):
         slope = _judge(Slope(key=key, series=name, unit=unit, per=per, points=len(pts), bound=bounds[key]),
                        slope_interval(pts, per=PER[per], seed=i))
+        if slope.call == "drifts" and key in MOVED_BY_MACHINE and not machine.steady:
+            slope.call, slope.machine = "unclear", machine.why
+            slope.why += f", but {machine.why}: the target's drift cannot be told from the machine's"
         _plot(slope, [((x - warm) / 1000.0, y) for x, y in pts] if per == "h" else pts)
         out.slopes.append(slope)
     return out

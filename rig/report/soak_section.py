@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rig.report.charts import scatter_with_fit
 from rig.report.plain import escape
-from rig.results.soak import SoakAnalysis
+from rig.results.soak import Environment, SoakAnalysis
 
 COLOURS = {"drifts": "#f8d7da", "flat": "#d4edda", "unclear": "#fff3cd", "no data": "#eee"}
 
@@ -23,7 +23,20 @@ def soak_html(soak: SoakAnalysis) -> str:
             "interval). A series drifts when its whole interval lies past the bound (the memory, file and slot "
             "series are in the load charts above).</p><table><tr><th>series</th>"
             "<th>policy key</th><th>points</th><th>slope</th><th>interval</th><th>bound</th><th>call</th></tr>"
-            f"{rows}</table>" + _plots(soak))
+            f"{rows}</table>" + _machine(soak.environment) + _plots(soak))
+
+
+def _machine(env: Environment | None) -> str:
+    """The machine beside the load: steady, or why a timing or slot drift is unclear."""
+    if env is None or env.others_first is None:
+        return ""
+    said = (f"other programs took {env.others_first:.2f} cores in the hold's first third and {env.others_last:.2f} "
+            f"in its last" + (f"; the machine's {env.cores} cores were {100 * env.in_use_share:.0f} % in use"
+                              if env.in_use_share is not None and env.cores else ""))
+    if env.steady:
+        return f"<p>The machine was steady: {escape(said)}.</p>"
+    return (f"<p style='background:#fff3cd'><b>The machine was not steady</b> ({escape(env.why)}): a drift of a "
+            f"timing or of slots held is unclear, not the target's. {escape(said)}.</p>")
 
 
 def _plots(soak: SoakAnalysis) -> str:

@@ -22,16 +22,29 @@ class Slope(BaseModel):
     bound: float | None = None  # the most per `per` the policy allows
     call: Literal["flat", "drifts", "unclear", "no data"] = "no data"
     why: str = ""
+    machine: str = ""  # set when the slope drifted but the machine was not steady: why the call is unclear
     # for the report's plot: the points (x in seconds into the hold, or the question of the session; at most
     # PLOT_POINTS, evenly thinned) and the fitted line's two ends over all of them
     plot: list[tuple[float, float]] = Field(default_factory=list)
     fit: list[tuple[float, float]] = Field(default_factory=list)
 
 
+class Environment(BaseModel):
+    """What the machine did beside the load over a soak's hold (cores' worth of CPU)."""
+
+    cores: int | None = None
+    others_first: float | None = None  # the others' mean over the hold's first third
+    others_last: float | None = None  # and over its last third
+    in_use_share: float | None = None  # busy and stolen, of all cores, over the hold
+    steady: bool = True
+    why: str = ""
+
+
 class SoakAnalysis(BaseModel):
     warmup_s: float
     hold_s: float
     slopes: list[Slope] = Field(default_factory=list)
+    environment: Environment | None = None  # the machine beside the load (rig.load.environment)
 
     @property
     def drifting(self) -> list[Slope]:

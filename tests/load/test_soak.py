@@ -3,13 +3,19 @@ bound and fails the run, the clean workbench does not."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from rig.evidence import EvidenceStore
+from rig.load.finish import decide_load
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
-from rig.load.soak import PER, fit, slope_interval
+from rig.load.soak import PER, fit, slope_interval, soak_analysis
+from rig.measure.events import Measure
+from rig.policy import Policy
+from rig.results.load import LoadSummary
 
 
 def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
@@ -79,3 +85,45 @@ def test_slots_count_only_beyond_the_rigs_own_runs_in_flight() -> None:
     assert fit(_floors(_beyond_runs(busier, spans))) == 0.0  # exactly the runs in flight: nothing beyond them
     leaking = [(t, v + t // 10_000) for t, v in busier]  # one more slot lost every 10 s
     assert (fit(_floors(_beyond_runs(leaking, spans))) or 0.0) > 100.0
+
+
+def _machine_store(tmp_path: Path, others: Callable[[float], float]) -> EvidenceStore:
+    """A 60 s hold, every second: the target's slots rising 1 per 10 s, the machine's busy cores = the rig's client
+    (0.4 core), a local target (0.5 core) and `others(t)`."""
+    store = EvidenceStore(tmp_path / "evidence.sqlite3")
+    t0 = 1_000_000.0
+    ts = [t0 + 1000.0 * i for i in range(61)]
+    store.add_series("machine_cores", [(t0, 2.0)])
+    store.add_series("target_slots_in_use", [(t, i / 10) for i, t in enumerate(ts)])
+    store.add_series("target_cpu", [(t, 0.5) for t in ts])
+    store.add_series("machine_busy_cores", [(t, 0.9 + others((t - t0) / 1000)) for t in ts])
+    store.add_measures([Measure(code="client_cpu", source="client", value=40.0, unit="%", ts_ms=t) for t in ts])
+    return store
+
+
+def test_a_drift_on_a_machine_that_got_busier_is_unclear_and_the_run_undecided(tmp_path: Path) -> None:
+    """Slots held rise over the hold either way; with the machine's other load steady that is the target's drift
+    (FAIL), with other programs taking a core more from the middle on it is the rig's "cannot tell" — unclear,
+    naming the machine, and the run undecided — never a leak nor a pass. Memory drifts are the target's whatever."""
+    quiet = soak_analysis(_machine_store(tmp_path / "q", lambda t: 0.05), 1_000_000.0, 1_060_000.0, [],
+                          target_local=True)
+    slots = next(s for s in quiet.slopes if s.key == "soak.slots_per_h")
+    assert quiet.environment is not None and quiet.environment.steady, quiet.environment
+    assert slots.call == "drifts" and not slots.machine
+    busy = soak_analysis(_machine_store(tmp_path / "b", lambda t: 0.05 if t < 30 else 1.05), 1_000_000.0,
+                         1_060_000.0, [], target_local=True)
+    slots = next(s for s in busy.slopes if s.key == "soak.slots_per_h")
+    assert busy.environment is not None and not busy.environment.steady
+    assert busy.environment.others_first == pytest.approx(0.05, abs=0.01)
+    assert busy.environment.others_last == pytest.approx(1.05, abs=0.01)
+    assert slots.call == "unclear" and "rose from 0.05 to 1.05 cores" in slots.machine
+    summary = LoadSummary(t_codes={}, by_source={}, throughput_rps=1.0, runs=10, completed_runs=10, requests=20,
+                          requests_per_s=0.3, error_ratio=0.0, errors_by_reason={}, login_failures=0,
+                          end_states={"completed/completed": 10}, send_lag={"count": 0}, workers=0, users=2,
+                          duration_s=60.0, samples_by_origin={}, locust={}, soak=busy)
+    decision = decide_load(summary, Policy())
+    assert decision.decision == "undecided" and any("cannot be told from the machine's" in r for r in decision.reasons)
+    remote = soak_analysis(_machine_store(tmp_path / "r", lambda t: 0.05), 1_000_000.0, 1_060_000.0, [],
+                           target_local=False)
+    assert remote.environment is not None and remote.environment.others_first == pytest.approx(0.55, abs=0.01), \
+        "a remote target's CPU is not this machine's: it stays in the others' share"
