@@ -47,6 +47,7 @@ from rig.adapters.models import TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.config import load_config
 from rig.load.transport import LocustTransport
+from rig.measure.transcript import RunTranscript
 from pathlib import Path
 
 OUT, READER = os.environ["BENCH_OUT"], os.environ["BENCH_READER"]
@@ -71,13 +72,13 @@ class RigReader(FastHttpUser):
         self.session = self.adapter.open_session(self.auth, "", []).session_id
     @task
     def ask(self):
+        # as a load user reads a run: its raw events, then the ones its measures read typed (add_measured)
         sub = self.adapter.ask(self.auth, self.session, "How did the buyer protection program change trust?")
-        pieces, rid = [], None
-        for event in self.adapter.raw_events(self.auth, sub.run_id):
-            parsed = event.parsed
-            if isinstance(parsed, TokenEvent) and parsed.kind == "answer" and parsed.text:
-                pieces.append(event.recv_ns)
-                rid = rid or parsed.data.get("request_id")
+        run = RunTranscript(run_id=sub.run_id, submit_ns=sub.submit_ns)
+        run.add_measured(list(self.adapter.raw_events(self.auth, sub.run_id)), self.adapter.typed)
+        answers = [e for e in run.events if isinstance(e, TokenEvent) and e.kind == "answer" and e.text]
+        pieces = sorted([e.recv_ns for e in answers] + run.piece_ns)
+        rid = answers[0].data.get("request_id") if answers else None
         if pieces and rid:
             ROWS.append([rid, wall_ms(sub.submit_ns), wall_ms(pieces[0]), wall_ms(pieces[-1]), len(pieces)])
 

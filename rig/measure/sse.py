@@ -139,6 +139,8 @@ class SseParser:
         """The events of complete blocks, decoded once. Blocks in the usual spelling (`_USUAL`: one line each of
         `id`, `event`, `data`, a space after the colon) are matched in one pass; a chunk with any other block is
         read field by field — the same events either way."""
+        if chunk[:6] == b"data: " and chunk.find(b"\n") == len(chunk) - 2:  # one event, one data line: most tokens
+            return [RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)]
         text = chunk.decode("utf-8", "replace")
         out: list[RawEvent] = []
         at = 0

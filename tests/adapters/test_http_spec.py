@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rig.adapters.http.frames import EventSorter, json_frames, ndjson_frames, sse_frames
+from rig.adapters.http.frames import EventSorter, json_frames, ndjson_frames, sse_frames, typed_later
 from rig.adapters.http.render import render
 from rig.adapters.http.spec import HttpSpec, Request, StreamSpec
 from rig.adapters.models import TerminalEvent, TokenEvent
@@ -116,7 +116,7 @@ def _typed(sorter: EventSorter, chunks: list[bytes]) -> list[tuple[str, int | No
     """The load path's events (`EventSorter.raw`), each typed afterwards as a load's `typed()` would."""
     out = []
     for raw in sorter.raw(chunks):
-        event = raw.parsed if raw.parsed is not None else raw.deferred.typed()
+        event = raw.parsed if raw.parsed is not None else typed_later(raw)
         assert event.recv_ns == raw.recv_ns, "typed later, stamped when it arrived"
         out.append((event.event, event.id, event.data))
     return out

@@ -25,7 +25,7 @@ from rig.adapters.capabilities import Capabilities
 from rig.adapters.csv_export import CsvExportError, read_csv_export
 from rig.adapters.error_body import read_error_body
 from rig.adapters.http.extract import OperationReader
-from rig.adapters.http.frames import DELIMITER, Deferred, EventSorter
+from rig.adapters.http.frames import DELIMITER, Deferred, EventSorter, typed_later
 from rig.adapters.http.functions import options as rule_options
 from rig.adapters.http.polling import poll_answer
 from rig.adapters.http.render import path_names, render
@@ -495,7 +495,7 @@ class HttpAdapter(Adapter):
 
     def typed(self, raw: RawEvent) -> Event:
         if raw.parsed is None and isinstance(raw.deferred, Deferred):
-            raw.parsed = raw.deferred.typed()
+            raw.parsed = typed_later(raw)
         return super().typed(raw)
 
     def _run_stream(self, auth: Auth | None, run_id: str, last_event_id: int | None, timeout_s: float, *,

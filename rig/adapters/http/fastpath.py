@@ -34,15 +34,15 @@ def _path(node: ForeignJson) -> list[Step] | None:
 
 
 def _walk(value: Any, steps: tuple[Step, ...]) -> Any:
-    for step in steps:
-        if isinstance(step, str):
-            value = value.get(step) if isinstance(value, dict) else None
-        elif isinstance(value, list) and -len(value) <= step < len(value):
+    """The value at `steps`, or None where a step finds nothing: JMESPath's answer (a field of a non-object, an index
+    of a non-list or past its end). Runs for every event a stream rule tests, so it lets Python's own lookup fail."""
+    try:
+        for step in steps:
+            if step.__class__ is int and value.__class__ is not list:
+                return None
             value = value[step]
-        else:
-            return None
-        if value is None:
-            return None
+    except (KeyError, IndexError, TypeError):
+        return None
     return value
 
 
@@ -70,6 +70,15 @@ class FastPath:
             return self._literal
         found = _walk(value, self._steps)
         return found if self._compare is _MISSING else _same(found, self._compare)
+
+    def under(self, field: str) -> FastPath | None:
+        """The same rule read from inside `field` (`data.a.b` under `data` is `a.b`), or None when it reads anything
+        else: a stream rule that reads only the frame's data need not build the `{event, id, data}` around it."""
+        if self._steps is None:
+            return self
+        if not self._steps or self._steps[0] != field:
+            return None
+        return FastPath(self.expression, self._steps[1:], self._literal, self._compare)
 
 
 def fast(expression: str, parsed: Any) -> FastPath | None:

@@ -160,32 +160,27 @@ FRAMERS = {"sse": sse_frames, "ndjson": ndjson_frames, "json": json_frames}
 
 
 class _Rule:
-    __slots__ = ("type", "when", "each", "data", "name")
+    __slots__ = ("type", "when", "when_data", "each", "data", "name", "lazy")
 
     def __init__(self, rule: EventRule, index: int) -> None:
         self.type = rule.type
         self.when = compile_path(rule.when) if rule.when else None
+        under = getattr(self.when, "under", None)
+        self.when_data = under("data") if under is not None else None  # the test read from the data alone
         self.each = compile_path(rule.each) if rule.each else None
         self.data = Reader(rule.data) if rule.data is not None else None
         self.name = f"{rule.event or ''}#{index}"  # a raw event's name: the rule that sorted it
+        self.lazy = self.each is None and self.type not in ("done", "error", "ignore")  # typed later, or never
 
 
-@dataclass(slots=True)
-class Deferred:
-    """A frame sorted but not yet typed (`EventSorter.raw`): the rule that matched it and what its data reads from."""
+Deferred = tuple  # (rule, frame name, frame id, frame data, raw id, opts): a frame sorted, typed only when asked
 
-    rule: _Rule
-    frame: Frame
-    ctx: ForeignJson | None
-    raw_id: Any
-    opts: jmespath.Options
 
-    def typed(self) -> Event:
-        """The rig's event of the frame: what `EventSorter.events` would have made of it, with the same stamp."""
-        ctx = self.ctx or self.frame.context()
-        data = self.frame.data if self.rule.data is None else self.rule.data.read(ctx, self.opts)
-        return make_event(self.rule.type, _int(self.raw_id), data if isinstance(data, dict) else {"value": data},
-                          self.frame.recv_ns)
+def typed_later(raw: RawEvent) -> Event:
+    """The rig's event of a frame `EventSorter.raw` deferred: what `EventSorter.events` makes of it, same stamp."""
+    rule, name, frame_id, data, raw_id, opts = raw.deferred
+    read = data if rule.data is None else rule.data.read({"event": name, "id": frame_id, "data": data}, opts)
+    return make_event(rule.type, _int(raw_id), read if isinstance(read, dict) else {"value": read}, raw.recv_ns)
 
 
 class EventSorter:
@@ -251,34 +246,51 @@ class EventSorter:
     def raw(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None, *,
             max_event_bytes: int = MAX_EVENT_BYTES) -> Generator[RawEvent, None, None]:
         """The same events for the load path, sorted but typed only where that is needed: each frame is matched to
-        its rule (so its raw name, `event#rule`, says what it is) and its data read later (`Deferred.typed`) —
-        except an answer's tokens up to the first with text (a stream closed without an end is judged by them),
-        lists (`each`) and the end, which are typed as `events` types them. Same stamps, same end, same drain."""
+        its rule (so its raw name, `event#rule`, says what it is) and its data read later (`typed_later`) — except
+        an answer's tokens up to the first with text (a stream closed without an end is judged by them), lists
+        (`each`) and the end, which are typed as `events` types them. Same stamps, same end, same drain.
+
+        This runs for every token of every stream a load reads: an SSE event is sorted as the parser made it (no
+        frame object, no `{event, id, data}` around data a rule reads alone), and a deferred one is a tuple."""
         opts = opts or rule_options()
         answered = False
-        frames = iter(self._frames(chunks, max_event_bytes=max_event_bytes))
+        sse = self.format == "sse"
+        frames: Iterator[Any] = read_events(chunks, max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes) \
+            if sse else iter(self._frames(chunks, max_event_bytes=max_event_bytes))
+        rules_of, by_id = self._rules, self._id
         for frame in frames:
-            found = self._match(frame, opts)
-            if found is None:
-                continue
-            rule, ctx = found
-            kind = rule.type
-            if kind == "ignore":
-                continue
-            if self._id is None:
-                raw_id = frame.id
+            name, frame_id = frame.event, frame.id
+            data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
+            ctx: ForeignJson | None = None
+            for rule in rules_of(name or ""):
+                if rule.when_data is not None:
+                    if not rule.when_data.search(data):
+                        continue
+                elif rule.when is not None:
+                    ctx = ctx or {"event": name, "id": frame_id, "data": data}
+                    if not rule.when.search(ctx, options=opts):
+                        continue
+                break
             else:
-                ctx = ctx or frame.context()
-                raw_id = self._id.search(ctx, options=opts)
-            if rule.each is None and kind not in ("done", "error") and (answered or kind != "token"):
-                yield RawEvent(rule.name, frame.id, "", frame.recv_ns, None, Deferred(rule, frame, ctx, raw_id, opts))
+                continue  # no rule sorts it: not an event of the run
+            raw_id = frame_id if by_id is None else by_id.search(
+                ctx or {"event": name, "id": frame_id, "data": data}, options=opts)
+            if rule.lazy and (answered or rule.type != "token"):
+                deferred = (rule, name, frame_id, data, raw_id, opts)
+                if sse:  # the parser's own event, renamed for its rule
+                    frame.event, frame.deferred = rule.name, deferred
+                    yield frame
+                else:
+                    yield RawEvent(rule.name, frame_id, "", frame.recv_ns, None, deferred)
                 continue
-            ctx = ctx or frame.context()
-            for data in self._data(rule, frame, ctx, opts):
-                event = make_event(kind, _int(raw_id), data, frame.recv_ns)
+            if rule.type == "ignore":
+                continue
+            whole = Frame(name, frame_id, data, frame.recv_ns)
+            for item in self._data(rule, whole, ctx or whole.context(), opts):
+                event = make_event(rule.type, _int(raw_id), item, frame.recv_ns)
                 answered = answered or (isinstance(event, TokenEvent) and event.kind == "answer" and bool(event.text))
-                yield RawEvent(rule.name, frame.id, "", frame.recv_ns, event)
-            if kind in ("done", "error"):
+                yield RawEvent(rule.name, frame_id, "", frame.recv_ns, event)
+            if rule.type in ("done", "error"):
                 if self.after_end == "drain":
                     _drain(frames, self.drain_s)
                 return
