@@ -34,11 +34,20 @@ def _options(tmp_path: Path, slots: int, *, workers: int = 0, max_users: int = 1
 SEARCHES = {"2 slots": (2, 0), "4 slots, 2 workers": (4, 2)}
 
 
+def _search(tmp_path_factory: pytest.TempPathFactory, name: str, slots: int, workers: int) -> CapacityRun:
+    """A search; one the rig honestly left undecided because its own client was saturated (a busy machine) runs
+    again with more client headroom — two more Locust workers — instead of failing or passing blindly."""
+    run = run_capacity(_options(tmp_path_factory.mktemp(name.replace(" ", "_").replace(",", "")), slots,
+                                workers=workers))
+    if run.result.verdict == "undecided" and any(s.call == "client_saturated" for s in run.result.steps):
+        run = run_capacity(_options(tmp_path_factory.mktemp("more_headroom"), slots, workers=workers + 2))
+    return run
+
+
 @pytest.fixture(scope="module")
 def searches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CapacityRun]:
     """One search per slot limit, run once for the checks below (each takes a few minutes of load)."""
-    return {name: run_capacity(_options(tmp_path_factory.mktemp(name.replace(" ", "_").replace(",", "")), slots,
-                                        workers=workers)) for name, (slots, workers) in SEARCHES.items()}
+    return {name: _search(tmp_path_factory, name, slots, workers) for name, (slots, workers) in SEARCHES.items()}
 
 
 @pytest.mark.parametrize("name", list(SEARCHES))
@@ -65,9 +74,9 @@ def test_the_knee_is_where_the_slot_limit_puts_it(searches: dict[str, CapacityRu
     assert "offered load (users)" in page and f"holds: {cap.holds} users" in page
     if cap.overload is not None:
         assert "overload step" in page and "recovery step" in page
-    if workers:
+    if workers:  # each step's client health counts every worker (more, when the search ran again)
         steps = [s for s in cap.steps if s.client.processes]
-        assert steps and all(s.client.processes == workers for s in steps)
+        assert steps and all(s.client.processes >= workers for s in steps)
 
 
 def test_rig_compare_names_the_release_that_holds_fewer(searches: dict[str, CapacityRun], tmp_path: Path) -> None:

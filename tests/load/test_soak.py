@@ -11,7 +11,7 @@ import pytest
 from rig.evidence import EvidenceStore
 from rig.load.finish import decide_load
 from rig.load.options import LoadOptions
-from rig.load.session import run_load
+from rig.load.session import LoadResult, run_load
 from rig.load.soak import PER, fit, slope_interval, soak_analysis
 from rig.measure.events import Measure
 from rig.policy import Policy
@@ -64,8 +64,13 @@ def test_the_report_draws_each_series_with_its_fitted_line() -> None:
 ], ids=["clean", "memory_per_stream+t4_per_turn", "fd_per_turn+stop_race_slot"])
 def test_a_leak_drifts_past_its_bound_and_fails_the_run(tmp_path: Path, defects: list[str], drifting: set[str],
                                                          extra: dict[str, object]) -> None:
-    result = run_load(LoadOptions(users=6, soak=True, duration_s=45, think_min_s=0.1, think_max_s=0.3,
-                                  defects=defects, out=tmp_path / "run", **extra))
+    def hold(name: str) -> LoadResult:
+        return run_load(LoadOptions(users=6, soak=True, duration_s=45, think_min_s=0.1, think_max_s=0.3,
+                                    defects=defects, out=tmp_path / name, **extra))
+
+    result = hold("run")
+    if result.summary and result.summary.soak and any(s.machine for s in result.summary.soak.slopes):
+        result = hold("again")  # the rig could not tell the target's drift from a busier machine's: once more
     soak = result.summary.soak if result.summary else None
     assert soak is not None and {s.key for s in soak.drifting} == drifting, soak
     assert (result.decision.decision == "fail") == bool(drifting), result.decision

@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from rig.measure.aggregate import TCodeStats
 from rig.results.load import LoadSummary
 from rig.stats import Summary
@@ -55,13 +53,13 @@ def test_rig_report_reproduces_a_gate_judged_with_a_load_run(tmp_path: Path) -> 
     assert _decided(run / "results.json") == decided
 
 
-@pytest.mark.parametrize("threshold", ["error_rate < 50%", "T4.p95 < 1ms"])
-def test_rig_report_reproduces_a_load_runs_decision(tmp_path: Path, threshold: str) -> None:
+def test_rig_report_reproduces_a_load_runs_decision(tmp_path: Path) -> None:
+    """One threshold that holds and one that cannot: `rig report` decides the same, threshold by threshold."""
     policy = tmp_path / "policy.yaml"
-    policy.write_text(f'thresholds:\n  - "{threshold}"\n')
+    policy.write_text('thresholds:\n  - "error_rate < 50%"\n  - "T4.p95 < 1ms"\n')
     run = tmp_path / "load"
     live = _rig("load", "--users", "2", "--duration", "6s", "--policy", str(policy), "--out", str(run))
-    assert live.returncode in (0, 1), live.stdout[-2000:] + live.stderr[-2000:]
+    assert live.returncode in (1, 2), live.stdout[-2000:] + live.stderr[-2000:]  # fails, or undecided on a busy client
     from rig.evidence import EvidenceStore
 
     def decision() -> dict[str, object]:
