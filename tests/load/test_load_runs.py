@@ -102,6 +102,7 @@ def test_master_and_two_workers_merge_their_measurements(tmp_path: Path) -> None
     assert store.series("users"), "users over time were sampled"
 
 
+@pytest.mark.slow  # a long integration run (~35 s): `make test-slow`
 def test_open_loop_reports_send_lag_when_the_target_is_slow(tmp_path: Path) -> None:
     def slow_model(run: LoadContext) -> None:
         run.adapter.chaos("POST", "faults", {"point": "llm", "mode": "delay", "delay_ms": 2500})
@@ -210,6 +211,7 @@ def test_every_threshold_is_listed_with_its_observed_value_in_load_json_junit_an
     assert all(t in table for t in checks) and "✓" in table and "✗" in table and " ms" in table
 
 
+@pytest.mark.slow  # a long integration run (~35 s): `make test-slow`
 def test_a_ci_log_sees_progress_while_the_load_runs_and_json_prints_the_summary(tmp_path: Path) -> None:
     """No terminal: plain lines from the start and a live one every few seconds, read while Locust still runs
     (load.json is not written yet); with --json, stdout holds only the summary, valid against its schema."""

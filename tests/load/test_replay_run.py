@@ -22,6 +22,7 @@ from rig.ports import free_port
 SHIPPED = Path(__file__).resolve().parents[2] / "docs" / "replay" / "langfuse-observations.json"
 
 
+@pytest.mark.slow  # a long integration run (~35 s): `make test-slow`
 def test_the_shipped_trace_replays_with_its_arrival_times_and_turns(tmp_path: Path) -> None:
     result = run_load(LoadOptions(replay=SHIPPED, speed=20, out=tmp_path / "replay", metrics_port=free_port()))
     r = result.summary.replay if result.summary else None
