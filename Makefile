@@ -30,7 +30,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 # The long integration tests (full demos, repeated gates, load comparisons, kills and resumes, the multi-host
-# lab in network namespaces, which needs root; capacity searches and soaks; the dialect matrix): ~30 min.
+# lab in network namespaces, which needs root; capacity searches and soaks; the dialect matrix; trace replays): ~35 min.
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
