@@ -17,6 +17,8 @@ Requests sent in the first `--warmup` seconds (every user spawning at once) are 
 
 Ratios are against the bare reader of the same level, in this invocation. Goals (issue 42, 2 cores, 100 streams,
 64 tokens at 10 ms): rig TTFT error p50 ≤ 15 ms and p99 ≤ 150 ms; rig CPU per token ≤ 1.2× the bare reader's.
+At 200 streams the rig meets the same bound or its client is saturated by `rig load`'s limits (rig.load.headroom),
+which each row says.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from rig.load.headroom import CPU_LIMIT_PCT, LAG_LIMIT_MS
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -218,12 +222,16 @@ def main() -> None:
                     lag = got["lag"] or [0.0]  # type: ignore[assignment]
                     row |= {"cpu_us_per_token": float(got["cpu_s"]) * 1e6 / row["tokens"],  # type: ignore[arg-type]
                             "cpu_us_per_stream": float(got["cpu_s"]) * 1e6 / row["runs"],  # type: ignore[arg-type]
-                            "loop_lag_p95_ms": _pct(lag, 0.95)}  # type: ignore[arg-type]
+                            "loop_lag_p95_ms": _pct(lag, 0.95),  # type: ignore[arg-type]
+                            "cpu_pct": 100 * float(got["cpu_s"]) / args.seconds}  # type: ignore[arg-type]
+                    # what `rig load` would call this client (rig.load.headroom's limits on one process)
+                    row["saturated"] = float(row["cpu_pct"] >= CPU_LIMIT_PCT or row["loop_lag_p95_ms"] >= LAG_LIMIT_MS)
                     results[level][reader] = row
                     print(f"{level:>4} streams, {reader:>4}: {row['runs']:>5} runs  TTFT error p50 {row['ttft_p50']:6.1f} "
                           f"p99 {row['ttft_p99']:6.1f} ms  ITL error p50 {row['itl_p50']:5.2f} p99 {row['itl_p99']:6.2f} ms"
                           f"  CPU {row['cpu_us_per_token']:5.1f} µs/token {row['cpu_us_per_stream']:7.0f} µs/stream"
-                          f"  loop lag p95 {row['loop_lag_p95_ms']:5.1f} ms")
+                          f"  loop lag p95 {row['loop_lag_p95_ms']:5.1f} ms  CPU {row['cpu_pct']:3.0f} % of a core"
+                          + ("  (client saturated by rig load's limits)" if row["saturated"] else ""))
                 rig, bare = results[level].get("rig"), results[level].get("bare")
                 if rig and bare:
                     print(f"{level:>4} streams: rig/bare CPU per token {rig['cpu_us_per_token'] / bare['cpu_us_per_token']:.2f}×")
