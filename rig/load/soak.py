@@ -1,10 +1,9 @@
 """Does it leak: a soak holds a load and fits, per resource, a slope with an interval over the hold.
 
 Series: the target's resident memory, open file descriptors and run slots in use (from its /metrics, sampled each
-second by the master; descriptors at their floor per 5 s — the level they fall back to between runs, so that the
-connections of the runs in flight are not read as a leak; slots as those held beyond the rig's own runs in flight
-at that second, at their floor per 5 s — a target that slows holds more slots for the same closed-loop users, and
-that is not a leak), and the client's
+second by the master; descriptors and slots each as those held beyond the rig's own runs in flight at that second
+(each holds a slot and its stream's connection), at their floor per 5 s — a target that slows holds more of both
+for the same closed-loop users, and that is not a leak), and the client's
 T4 and T5 per run, per hour; and T4 against the question of its session it answered (`session_turn`), per
 question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded pairs
 bootstrap. A slope
@@ -97,12 +96,15 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     runs = [m for m in measures if m.case_id is None and m.source == "client" and m.unit == "ms"
             and m.ts_ms is not None and warm <= m.ts_ms <= end_ms]
     turn_of = {m.run_id: m.value for m in measures if m.code == SESSION_TURN and m.run_id}
+    # each of the rig's runs in flight holds a run slot and its stream's connection at the target: a target that
+    # slows holds more of both for the same closed-loop users, which is not a leak
+    flights = [(v.submit_ms, v.end_ms) for v in run_views(measures).values() if v.duration_ms is not None]
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]]]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20)),
-        ("soak.fds_per_h", "target open files (floor per 5 s)", "fds", "h", _floors(series("target_open_fds"))),
+        ("soak.fds_per_h", "target open files beyond the rig's streams in flight (floor per 5 s)", "fds", "h",
+         _floors(_beyond_runs(series("target_open_fds"), flights))),
         ("soak.slots_per_h", "run slots held beyond the rig's runs in flight (floor per 5 s)", "slots", "h",
-         _floors(_beyond_runs(series("target_slots_in_use"), [(v.submit_ms, v.end_ms) for v in
-                                                               run_views(measures).values() if v.duration_ms is not None]))),
+         _floors(_beyond_runs(series("target_slots_in_use"), flights))),
         ("soak.T4_ms_per_h", "T4 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T4"]),
         ("soak.T5_ms_per_h", "T5 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T5"]),
         ("soak.T4_ms_per_turn", "T4 by the question of its session", "ms", "turn",
