@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 AGENT_NAME = "workbench"
 ROOT_SPAN = f"invoke_agent {AGENT_NAME}"  # a run's root: OpenTelemetry's GenAI agent-invocation span, carrying run.id
 
+
 class JsonlSpanExporter(SpanExporter):
     """Writes finished spans, one JSON object per line, to a file."""
 

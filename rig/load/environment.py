@@ -1,5 +1,5 @@
-"""The machine a load ran on, as the soak judges its slopes: a rise in what *other* programs took from the cores, or
-cores that had nothing left, moves a target's timings and the slots it holds the way a leak would.
+"""The machine a load ran on, as the soak judges its slopes: a rise in what *other* programs took from the cores moves
+a target's timings and the slots it holds the way a leak would.
 
 The master samples the machine each second (`machine_busy_cores`, `machine_steal_cores`: cores' worth of CPU in use
 and taken by the hypervisor, from the kernel's counters). The others' share is that less the rig's own Locust
@@ -54,14 +54,18 @@ def is_local(url: str) -> bool:
 def environment_during(store: EvidenceStore, measures: list[Measure], start_ms: float, end_ms: float, *,
                        target_local: bool) -> Environment:
     """The machine over [start, end): the others' load in the first and last thirds, and whether it was steady."""
+    held = {name: [(p.ts_ms, p.value) for p in store.series(name) if start_ms <= p.ts_ms < end_ms]
+            for name in ("machine_busy_cores", "machine_steal_cores", "target_cpu")}  # each series read once
+    cpu = [m for m in measures if m.code == "client_cpu" and m.ts_ms is not None and start_ms <= m.ts_ms < end_ms]
+
     def mean(name: str, lo: float, hi: float) -> float | None:
-        pts = [p.value for p in store.series(name) if lo <= p.ts_ms < hi]
+        pts = [v for t, v in held[name] if lo <= t < hi]
         return sum(pts) / len(pts) if pts else None
 
     def client(lo: float, hi: float) -> float:
         by_process: dict[str, list[float]] = {}
-        for m in measures:
-            if m.code == "client_cpu" and m.ts_ms is not None and lo <= m.ts_ms < hi:
+        for m in cpu:
+            if lo <= (m.ts_ms or 0.0) < hi:
                 by_process.setdefault(m.origin or "local", []).append(m.value)
         return sum(sum(v) / len(v) for v in by_process.values()) / 100.0
 

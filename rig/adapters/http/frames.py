@@ -206,11 +206,17 @@ class EventSorter:
             rules = self._tried[name] = tuple(self._by_name.get(name, [])) + tuple(self._any)
         return rules
 
-    def _match(self, frame: Frame, opts: jmespath.Options) -> tuple[_Rule, ForeignJson | None] | None:
+    def _match(self, name: str | None, frame_id: str | None, data: Any, opts: jmespath.Options
+               ) -> tuple[_Rule, ForeignJson | None] | None:
+        """The first rule that sorts a frame, and the `{event, id, data}` built to test it (None when no rule needed
+        it: a rule that reads only the data is tested on the data — this runs for every frame of every stream)."""
         ctx: ForeignJson | None = None
-        for rule in self._rules(frame.event or ""):
-            if rule.when is not None:
-                ctx = ctx or frame.context()
+        for rule in self._rules(name or ""):
+            if rule.when_data is not None:
+                if not rule.when_data.search(data):
+                    continue
+            elif rule.when is not None:
+                ctx = ctx or {"event": name, "id": frame_id, "data": data}
                 if not rule.when.search(ctx, options=opts):
                     continue
             return rule, ctx
@@ -224,7 +230,7 @@ class EventSorter:
         answered = False
         frames = iter(self._frames(chunks, max_event_bytes=max_event_bytes))
         for frame in frames:
-            found = self._match(frame, opts)
+            found = self._match(frame.event, frame.id, frame.data, opts)
             if found is None:
                 continue
             rule, ctx = found
@@ -257,22 +263,14 @@ class EventSorter:
         sse = self.format == "sse"
         frames: Iterator[Any] = read_events(chunks, max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes) \
             if sse else iter(self._frames(chunks, max_event_bytes=max_event_bytes))
-        rules_of, by_id = self._rules, self._id
+        by_id = self._id
         for frame in frames:
             name, frame_id = frame.event, frame.id
             data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
-            ctx: ForeignJson | None = None
-            for rule in rules_of(name or ""):
-                if rule.when_data is not None:
-                    if not rule.when_data.search(data):
-                        continue
-                elif rule.when is not None:
-                    ctx = ctx or {"event": name, "id": frame_id, "data": data}
-                    if not rule.when.search(ctx, options=opts):
-                        continue
-                break
-            else:
+            found = self._match(name, frame_id, data, opts)
+            if found is None:
                 continue  # no rule sorts it: not an event of the run
+            rule, ctx = found
             raw_id = frame_id if by_id is None else by_id.search(
                 ctx or {"event": name, "id": frame_id, "data": data}, options=opts)
             if rule.lazy and (answered or rule.type != "token"):
