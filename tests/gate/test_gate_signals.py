@@ -90,16 +90,17 @@ def test_ctrl_c_at_the_terminal_reaches_only_the_rig_and_resume_completes_the_ru
 
 def test_a_case_that_outlives_the_grace_is_the_rigs_u_and_resume_runs_it_again(tmp_path: Path) -> None:
     """With the grace cut to a millisecond, the case in flight at the stop is abandoned: U "interrupted by the rig",
-    never the target's FAIL; the reports are written (exit 2), and `--resume` runs that case again to PASS."""
+    never the target's FAIL; the reports are written (exit 2), and `--resume` runs that case again to PASS. The case
+    stopped is 22 (closing the page mid-answer, the longest of the gate: seconds, not the tenths of most), so the
+    stop reaches it in flight however busy the machine is."""
     run_dir = tmp_path / "run"
-    code, out = signal_when([*RIG, "gate", "--cases", "2-5", "--grace", "0.001s", "--out", str(run_dir)],
-                            lambda: finished_rows(run_dir) >= 1 and running_case(run_dir) is not None, signal.SIGINT)
+    code, out = signal_when([*RIG, "gate", "--cases", "3,22", "--grace", "0.001s", "--out", str(run_dir)],
+                            lambda: running_case(run_dir) == 22, signal.SIGINT)
     assert code == 2, out[-3000:]
     first = {c["case_id"]: c for c in json.loads((run_dir / "results.json").read_text())["cases"]}
-    cut = [i for i, c in first.items() if c["verdict"] == "U"]
-    assert len(cut) == 1 and "interrupted by the rig" in first[cut[0]]["reason"], first
-    assert all(c["verdict"] == "PASS" for i, c in first.items() if i not in cut), first
+    assert first[3]["verdict"] == "PASS", first
+    assert first[22]["verdict"] == "U" and "interrupted by the rig" in first[22]["reason"], first
     resumed = subprocess.run([*RIG, "gate", "--resume", str(run_dir)], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
     final = json.loads((run_dir / "results.json").read_text())
-    assert {c["case_id"]: c["verdict"] for c in final["cases"]} == {i: "PASS" for i in range(2, 6)}, final["cases"]
+    assert {c["case_id"]: c["verdict"] for c in final["cases"]} == {3: "PASS", 22: "PASS"}, final["cases"]
