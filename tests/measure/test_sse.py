@@ -57,3 +57,20 @@ def test_an_event_begun_in_one_read_is_finished_before_the_whole_blocks_of_the_n
     assert parser.feed(b"id: 1\nevent: token\nda", recv_ns=1) == []
     got = parser.feed(b"ta: {}\n\nid: 2\nevent: done\ndata: {}\n\n", recv_ns=2)
     assert [(e.id, e.event, e.recv_ns) for e in got] == [("1", "token", 2), ("2", "done", 2)]
+
+
+def test_read_events_gives_what_the_parser_gives_whatever_the_chunks() -> None:
+    """`read_events` reads a chunk that is one one-line `data:` event without the parser: over every pair of
+    spellings, as whole chunks and cut after each byte (a fast-path chunk arriving while an event is unfinished),
+    the same events as the parser fed a byte at a time."""
+    import itertools
+
+    for a, b in itertools.product(SPELLINGS + [b"data: x\r\n\n", b"data: a\rb\n\n", b"data: \n\n"], repeat=2):
+        stream = a + b
+        by_byte = SseParser()
+        want = [(e.id, e.event, e.data) for i in range(len(stream)) for e in by_byte.feed(stream[i:i + 1], 1)]
+        for cut in range(len(stream) + 1):
+            pieces = [p for p in (stream[:cut], stream[cut:]) if p]
+            for chunks in (pieces, [a, b]):
+                got = [(e.id, e.event, e.data) for e in read_events(iter(chunks))]
+                assert got == want, (chunks, got, want)
