@@ -6,9 +6,14 @@ second by the master; descriptors and slots each as those held beyond the rig's 
 for the same closed-loop users, and that is not a leak), and the client's
 T4 and T5 per run, per hour; and T4 against the question of its session it answered (`session_turn`), per
 question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded pairs
-bootstrap. A slope
+bootstrap; a timing is fitted on the clock and on the question of its session together (`fit_partial`), so that
+each of its two slopes says one thing: sessions that grow over the hold are not a target slowing by the hour, and a
+target slowing by the hour is not one slowing per question. A slope
 **drifts** when its whole interval lies beyond the policy's bound (`soak.rss_mb_per_h < 100` …: the defaults below
 unless the policy says otherwise), is **flat** when the whole interval lies within it, and **unclear** otherwise.
+A count (descriptors, slots) drifts only when its least rise over the hold is more than the rig's own runs could
+hold at once (`COUNTED`): each run's connection and slot outlive the rig's view of the run by a moment at the
+target, so a rise of a few over a short hold cannot be told from the runs' own comings and goings.
 """
 
 from __future__ import annotations
@@ -31,9 +36,12 @@ DEFAULT_BOUNDS = {"soak.rss_mb_per_h": 200.0, "soak.fds_per_h": 100.0, "soak.slo
                   "soak.T4_ms_per_h": 2000.0, "soak.T5_ms_per_h": 5000.0, "soak.T4_ms_per_turn": 50.0}
 PER = {"h": 3_600_000.0, "turn": 1.0}  # a slope per hour of ms on the clock, or per question of a session
 Per = Literal["h", "turn"]
+Interval = tuple[float, float, float]  # a slope, its low and its high
 WARMUP_SHARE = 0.2  # the start of the hold left out: caches fill, pools grow
 FLOOR_BUCKET_MS = 5_000.0
 PLOT_POINTS = 240
+COLLINEAR_R2 = 0.99 ** 2  # clock and question moving together this closely cannot be told apart: fitted one by one
+COUNTED = ("soak.fds_per_h", "soak.slots_per_h")  # counts, whose resolution is the rig's own runs in flight
 
 
 def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float | None:
@@ -49,6 +57,42 @@ def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float |
         return None
     sxy = sum((t - mx) * (v - my) for t, v in points)
     return sxy / sxx * per
+
+
+def fit_partial(points: Sequence[tuple[float, float, float]], per_x: float = PER["h"], per_z: float = PER["turn"]
+                ) -> tuple[float, float] | None:
+    """Least-squares slopes of value on x and on z fitted together — each the slope with the other held fixed —
+    times `per_x` and `per_z`; None with fewer than four points, or where x and z do not vary apart (|r| > 0.99)."""
+    n = len(points)
+    if n < 4:
+        return None
+    mx, mz, my = (sum(p[i] for p in points) / n for i in range(3))
+    sxx = sum((x - mx) ** 2 for x, _, _ in points)
+    szz = sum((z - mz) ** 2 for _, z, _ in points)
+    sxz = sum((x - mx) * (z - mz) for x, z, _ in points)
+    if sxx == 0 or szz == 0 or sxz * sxz > COLLINEAR_R2 * sxx * szz:
+        return None
+    sxy = sum((x - mx) * (v - my) for x, _, v in points)
+    szy = sum((z - mz) * (v - my) for _, z, v in points)
+    det = sxx * szz - sxz * sxz
+    return (sxy * szz - szy * sxz) / det * per_x, (szy * sxx - sxy * sxz) / det * per_z
+
+
+def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: float = 0.10, resamples: int = 500,
+                      seed: int = 0) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+    """`fit_partial`'s two slopes (per hour, per question), each with its (1 − α) pairs-bootstrap interval."""
+    observed = fit_partial(points)
+    if observed is None:
+        return None
+    rng = random.Random(seed)
+    draws = [d for d in (fit_partial(rng.choices(points, k=len(points))) for _ in range(resamples)) if d is not None]
+    if not draws:
+        return None
+    out = []
+    for i in (0, 1):
+        ordered = sorted(d[i] for d in draws)
+        out.append((observed[i], nearest_rank(ordered, 100 * alpha / 2), nearest_rank(ordered, 100 * (1 - alpha / 2))))
+    return out[0], out[1]
 
 
 def slope_interval(points: Sequence[tuple[float, float]], *, per: float = PER["h"], alpha: float = 0.10,
@@ -99,23 +143,37 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     # each of the rig's runs in flight holds a run slot and its stream's connection at the target: a target that
     # slows holds more of both for the same closed-loop users, which is not a leak
     flights = [(v.submit_ms, v.end_ms) for v in run_views(measures).values() if v.duration_ms is not None]
-    candidates: list[tuple[str, str, str, Per, list[tuple[float, float]]]] = [
-        ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20)),
+    timed = {code: [(m.ts_ms or 0.0, m.value) for m in runs if m.code == code] for code in ("T4", "T5")}
+    by_turn = {code: [(m.ts_ms or 0.0, turn_of[m.run_id], m.value) for m in runs if m.code == code
+                      and m.run_id in turn_of] for code in ("T4", "T5")}
+    t4_joint = partial_intervals(by_turn["T4"], seed=3)
+    t5_joint = partial_intervals(by_turn["T5"], seed=4)
+    candidates: list[tuple[str, str, str, Per, list[tuple[float, float]], Interval | None]] = [
+        ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20), None),
         ("soak.fds_per_h", "target open files beyond the rig's streams in flight (floor per 5 s)", "fds", "h",
-         _floors(_beyond_runs(series("target_open_fds"), flights))),
+         _floors(_beyond_runs(series("target_open_fds"), flights)), None),
         ("soak.slots_per_h", "run slots held beyond the rig's runs in flight (floor per 5 s)", "slots", "h",
-         _floors(_beyond_runs(series("target_slots_in_use"), flights))),
-        ("soak.T4_ms_per_h", "T4 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T4"]),
-        ("soak.T5_ms_per_h", "T5 per run", "ms", "h", [(m.ts_ms or 0.0, m.value) for m in runs if m.code == "T5"]),
-        ("soak.T4_ms_per_turn", "T4 by the question of its session", "ms", "turn",
-         [(turn_of[m.run_id], m.value) for m in runs if m.code == "T4" and m.run_id in turn_of]),
+         _floors(_beyond_runs(series("target_slots_in_use"), flights)), None),
+        ("soak.T4_ms_per_h", "T4 per run" + (", its session's question held fixed" if t4_joint else ""), "ms", "h",
+         timed["T4"], t4_joint[0] if t4_joint else None),
+        ("soak.T5_ms_per_h", "T5 per run" + (", its session's question held fixed" if t5_joint else ""), "ms", "h",
+         timed["T5"], t5_joint[0] if t5_joint else None),
+        ("soak.T4_ms_per_turn", "T4 by the question of its session" + (", the clock held fixed" if t4_joint else ""),
+         "ms", "turn", [(z, v) for _, z, v in by_turn["T4"]], t4_joint[1] if t4_joint else None),
     ]
     machine = environment_during(store, measures, warm, end_ms, target_local=target_local)
     out = SoakAnalysis(warmup_s=round((warm - start_ms) / 1000, 1), hold_s=round((end_ms - warm) / 1000, 1),
                        environment=machine)
-    for i, (key, name, unit, per, pts) in enumerate(candidates):
+    held_at_once = max(1, _most_at_once(flights))
+    for i, (key, name, unit, per, pts, joint) in enumerate(candidates):
         slope = _judge(Slope(key=key, series=name, unit=unit, per=per, points=len(pts), bound=bounds[key]),
-                       slope_interval(pts, per=PER[per], seed=i))
+                       joint or slope_interval(pts, per=PER[per], seed=i))
+        if slope.call == "drifts" and key in COUNTED and slope.low is not None:
+            least = slope.low * out.hold_s / 3600
+            if least <= held_at_once:
+                slope.call = "unclear"
+                slope.why += (f", but its least rise over the {out.hold_s:g} s hold is {least:.1f} {unit}, no more than "
+                              f"the {held_at_once} the rig's own runs held at once: a longer hold decides")
         if slope.call == "drifts" and key in MOVED_BY_MACHINE and not machine.steady:
             slope.call, slope.machine = "unclear", machine.why
             slope.why += f", but {machine.why}: the target's drift cannot be told from the machine's"
@@ -124,15 +182,26 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     return out
 
 
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most of the rig's runs in flight at one moment."""
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
 def _plot(slope: Slope, points: list[tuple[float, float]]) -> None:
-    """What the report draws of a slope: its points, thinned to PLOT_POINTS, and its fitted line's two ends."""
+    """What the report draws of a slope: its points, thinned to PLOT_POINTS, and the line of the slope judged through
+    their centre (its two ends)."""
     if not points:
         return
     step = max(1, len(points) // PLOT_POINTS)
     slope.plot = [(round(x, 3), round(y, 3)) for x, y in points[::step]]
-    per_x = fit(points, 1.0)
-    if per_x is None:
+    if slope.slope is None:
         return
+    per_x = slope.slope / (3600.0 if slope.per == "h" else 1.0)  # the judged slope, per second or per question
     mx = sum(x for x, _ in points) / len(points)
     my = sum(y for _, y in points) / len(points)
     lo, hi = min(x for x, _ in points), max(x for x, _ in points)

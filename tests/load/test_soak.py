@@ -12,7 +12,7 @@ from rig.evidence import EvidenceStore
 from rig.load.finish import decide_load
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
-from rig.load.soak import PER, fit, slope_interval, soak_analysis
+from rig.load.soak import DEFAULT_BOUNDS, PER, fit, slope_interval, soak_analysis
 from rig.measure.events import Measure
 from rig.policy import Policy
 from rig.results.load import LoadSummary
@@ -90,6 +90,59 @@ def test_slots_count_only_beyond_the_rigs_own_runs_in_flight() -> None:
     assert fit(_floors(_beyond_runs(busier, spans))) == 0.0  # exactly the runs in flight: nothing beyond them
     leaking = [(t, v + t // 10_000) for t, v in busier]  # one more slot lost every 10 s
     assert (fit(_floors(_beyond_runs(leaking, spans))) or 0.0) > 100.0
+
+
+def _timed_store(tmp_path: Path, t4: Callable[[float, int], float], turns: Callable[[int, int], int],
+                 fds: Callable[[float], float] = lambda t: 20.0) -> EvidenceStore:
+    """A 100 s hold of 6 closed-loop users, a run each per second (T4 = `t4(seconds, question)`, T5 = T4 + 500 ms, its
+    session's question `turns(user, n)` for the user's n-th run), and the target's descriptors `fds(seconds)`."""
+    store = EvidenceStore(tmp_path / "evidence.sqlite3")
+    t0, rows = 1_000_000.0, []
+    for n in range(100):
+        for user in range(6):
+            sec = n + user / 6
+            run, turn = f"r{user}-{n}", turns(user, n)
+            value = t4(sec, turn)
+            end = t0 + 1000 * sec + value + 500
+            rows += [Measure(code="T4", source="client", value=value, unit="ms", ts_ms=end, run_id=run),
+                     Measure(code="T5", source="client", value=value + 500, unit="ms", ts_ms=end, run_id=run),
+                     Measure(code="session_turn", source="client", value=turn, unit="n", ts_ms=end, run_id=run)]
+    store.add_measures(rows)
+    store.add_series("target_open_fds", [(t0 + 250.0 * i, fds(i / 4)) for i in range(400)])
+    return store
+
+
+def _slopes(store: EvidenceStore) -> dict[str, str]:
+    return {s.key: s.call for s in soak_analysis(store, 1_000_000.0, 1_101_000.0, []).slopes}
+
+
+def test_each_timing_slope_says_one_thing(tmp_path: Path) -> None:
+    """T4 is fitted on the clock and the session's question together: sessions that grow over the hold (each
+    question 150 ms slower; one user starts a new session every 20 questions, another every 40 …, most never) drift
+    per question and stay flat per hour; a target slowing by the hour (40 ms more each second) while sessions start
+    again every five questions drifts per hour and stays flat per question. Fitted one by one, the growing sessions
+    would also have drifted per hour."""
+    growing = _timed_store(tmp_path / "g", lambda sec, turn: 300.0 + 150.0 * turn,
+                           lambda user, n: n % (20 + 20 * user) + 1)
+    calls = _slopes(growing)
+    assert calls["soak.T4_ms_per_turn"] == "drifts" and calls["soak.T4_ms_per_h"] == "flat", calls
+    assert calls["soak.T5_ms_per_h"] == "flat", calls
+    ticks = [(m.ts_ms or 0.0, m.value) for m in growing.measures() if m.code == "T4"]
+    assert (fit(ticks) or 0.0) > DEFAULT_BOUNDS["soak.T4_ms_per_h"], "one by one, the clock's slope would drift"
+    slowing = _timed_store(tmp_path / "s", lambda sec, turn: 300.0 + 40.0 * sec, lambda user, n: n % 5 + 1)
+    calls = _slopes(slowing)
+    assert calls["soak.T4_ms_per_h"] == "drifts" and calls["soak.T4_ms_per_turn"] == "flat", calls
+
+
+def test_a_count_drifts_only_past_what_the_rigs_own_runs_hold(tmp_path: Path) -> None:
+    """Descriptors beyond the rig's runs in flight rising by three over the hold (six runs in flight at once) are
+    unclear, saying a longer hold decides; rising by one every second they drift."""
+    few = _slopes(_timed_store(tmp_path / "few", lambda sec, turn: 300.0, lambda user, n: 1,
+                               fds=lambda sec: 20.0 + (3 if sec > 60 else 0)))
+    assert few["soak.fds_per_h"] == "unclear", few
+    many = _slopes(_timed_store(tmp_path / "many", lambda sec, turn: 300.0, lambda user, n: 1,
+                                fds=lambda sec: 20.0 + sec))
+    assert many["soak.fds_per_h"] == "drifts", many
 
 
 def _machine_store(tmp_path: Path, others: Callable[[float], float]) -> EvidenceStore:
