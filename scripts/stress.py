@@ -46,6 +46,10 @@ def stop_hog(hog: list[subprocess.Popen[bytes]]) -> None:
             p.wait()
 
 
+def _ended(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run(label: str, cmd: list[str], out: Path) -> dict[str, object]:
     began = time.monotonic()
     log = out / f"{label}.log"
@@ -81,6 +85,7 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rig = [sys.executable, "-m", "rig.cli"]
+    signal.signal(signal.SIGTERM, _ended)  # so that `kill` (not only Ctrl-C) ends the hog with this script
     hog = start_hog(args.cores, args.seconds)
     print(f"hog: {args.cores} busy process(es) for at most {args.seconds:.0f} s: {[p.pid for p in hog]}", flush=True)
     rows: list[dict[str, object]] = []
