@@ -228,7 +228,7 @@ def read_events(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYT
     feed = parser.feed
     for chunk in chunks:
         stamp = now_ns()
-        if (chunk[:6] == b"data: " and chunk.find(b"\n") == len(chunk) - 2 and chunk[-1:] == b"\n"
+        if (chunk.startswith(b"data: ") and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 2
                 and b"\r" not in chunk and len(chunk) <= max_event_bytes and parser.idle):
             yield RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)
         else:

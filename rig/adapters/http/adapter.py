@@ -491,7 +491,7 @@ class HttpAdapter(Adapter):
                    timeout_s: float = 120.0) -> Iterator[RawEvent]:
         """The load path's stream: each frame sorted to its rule as it arrives, its data read only when `typed()`
         asks (`EventSorter.raw`): a load types the events its measures read, not every token."""
-        yield from cast(Iterator[RawEvent], self._run_stream(auth, run_id, last_event_id, timeout_s, lazy=True))
+        return cast(Iterator[RawEvent], self._run_stream(auth, run_id, last_event_id, timeout_s, lazy=True))
 
     def typed(self, raw: RawEvent) -> Event:
         if raw.parsed is None and isinstance(raw.deferred, Deferred):
@@ -546,16 +546,17 @@ class HttpAdapter(Adapter):
         sorted_events: Generator[Event | RawEvent, None, None] = read(
             reply.chunks(), opts, max_event_bytes=self.max_event_bytes)
         try:
-            while run_id not in self._disconnected:
+            if run_id not in self._disconnected:
                 try:
-                    event = next(sorted_events)
-                except StopIteration:
-                    return
+                    for event in sorted_events:
+                        yield event
+                        if run_id in self._disconnected:
+                            break
+                    else:
+                        return
                 except TransportError as exc:
-                    if run_id in self._disconnected:
-                        break
-                    raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
-                yield event
+                    if run_id not in self._disconnected:
+                        raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
             yield _raw(_disconnect_end()) if lazy else _disconnect_end()
         finally:
             sorted_events.close()

@@ -174,11 +174,16 @@ class _Rule:
 
 
 Deferred = tuple  # (rule, frame name, frame id, frame data, raw id, opts): a frame sorted, typed only when asked
+# An SSE frame's data is None there: it is read again from the event's own text when typed. Its parsed form dies as
+# soon as the frame is sorted, so a load's hundreds of untyped tokens per run are a string each, not a tree of dicts
+# the garbage collector walks while the run lasts.
 
 
 def typed_later(raw: RawEvent) -> Event:
     """The rig's event of a frame `EventSorter.raw` deferred: what `EventSorter.events` makes of it, same stamp."""
     rule, name, frame_id, data, raw_id, opts = raw.deferred
+    if data is None:
+        data = _loads(raw.data) if raw.data else {}
     read = data if rule.data is None else rule.data.read({"event": name, "id": frame_id, "data": data}, opts)
     return make_event(rule.type, _int(raw_id), read if isinstance(read, dict) else {"value": read}, raw.recv_ns)
 
@@ -274,12 +279,12 @@ class EventSorter:
             raw_id = frame_id if by_id is None else by_id.search(
                 ctx or {"event": name, "id": frame_id, "data": data}, options=opts)
             if rule.lazy and (answered or rule.type != "token"):
-                deferred = (rule, name, frame_id, data, raw_id, opts)
-                if sse:  # the parser's own event, renamed for its rule
-                    frame.event, frame.deferred = rule.name, deferred
+                if sse:  # the parser's own event, renamed for its rule; its data read again from its text if typed
+                    frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, raw_id, opts)
                     yield frame
                 else:
-                    yield RawEvent(rule.name, frame_id, "", frame.recv_ns, None, deferred)
+                    yield RawEvent(rule.name, frame_id, "", frame.recv_ns, None,
+                                   (rule, name, frame_id, data, raw_id, opts))
                 continue
             if rule.type == "ignore":
                 continue
