@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -82,3 +82,19 @@ def graceful_stop(grace_s: float | None = None) -> Iterator[StopRequest]:
         request.settle()
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def helper_thread(target: Callable[[], object], name: str) -> threading.Thread:
+    """A started daemon thread that never takes SIGINT or SIGTERM. The kernel hands a process's signal to any thread
+    not blocking it, and Python runs its handlers only in the main thread: a stop signal taken by a helper thread
+    while the main thread waits in a system call is heard when that call returns — late, or never. Blocked here (the
+    thread inherits the mask it is started under), they reach the main thread. A helper thread must not start
+    processes that should take those signals: a child inherits the mask (the browser's driver unblocks its own)."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    return thread
+

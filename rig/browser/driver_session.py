@@ -43,7 +43,9 @@ def driver_in_own_session() -> Iterator[None]:
     previous = os.environ.get(NODE_ENV)
     with tempfile.TemporaryDirectory(prefix="rig-driver-") as tmp:
         wrapper = Path(tmp) / "node"
-        start = "import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])"
+        # a session of its own, and no signal blocked (the browser's thread, which starts it, blocks the stop signals)
+        start = "import os, signal, sys; os.setsid(); signal.pthread_sigmask(signal.SIG_SETMASK, ()); " \
+                "os.execv(sys.argv[1], sys.argv[1:])"
         wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -S -c {shlex.quote(start)} "
                            f"{shlex.quote(str(node))} \"$@\"\n", encoding="utf-8")
         wrapper.chmod(0o700)

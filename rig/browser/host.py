@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from rig.browser.driver_session import driver_in_own_session
 from rig.browser.launch import launch_chromium
 from rig.errors import BrowserUnavailable
+from rig.interrupt import helper_thread
 
 T = TypeVar("T")
 
@@ -25,8 +25,7 @@ class BrowserHost:
     def __init__(self, *, headless: bool = True) -> None:
         self.headless = headless
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="rig-browser", daemon=True)
-        self._thread.start()
+        self._thread = helper_thread(self.loop.run_forever, "rig-browser")  # the stop signals stay the main thread's
         self.playwright: Any = None
         self.browser: Any = None
         try:

@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from rig import events
 from rig.errors import ConfigError
+from rig.interrupt import helper_thread
 from rig.jsonvalue import ForeignJson
 
 PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
@@ -162,8 +163,7 @@ class OtlpReceiver:
 
         self._server = _QuietServer((self.host, self.port), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
-        self._thread.start()
+        self._thread = helper_thread(self._server.serve_forever, "otlp-receiver")
         return self
 
     def _accept(self, spans: list[ReceivedSpan]) -> None:

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import psutil
 import pytest
 
 from rig.waiting import wait_until
+from tests.rig.test_interrupt import blocked_signals
 
 pytestmark = pytest.mark.browser
 
@@ -57,6 +59,11 @@ def _gone(pids: list[int]) -> bool:
 def test_ctrl_c_of_the_rigs_group_leaves_the_browser_working() -> None:
     child, pids = _start()
     try:
+        # the browser's thread blocks the stop signals (they are the rig's main thread's); its driver and Chromium
+        # block none, so a SIGTERM still ends them
+        for pid in pids:
+            blocked = blocked_signals(Path(f"/proc/{pid}/status"))
+            assert signal.SIGINT not in blocked and signal.SIGTERM not in blocked, (pid, sorted(blocked))
         os.killpg(child.pid, signal.SIGINT)  # what a terminal does
         assert child.stdout is not None and child.stdin is not None
         assert child.stdout.readline().strip() == "sigint"
