@@ -27,7 +27,9 @@ def _options(tmp_path: Path, slots: int, *, workers: int = 0, max_users: int = 1
     policy.write_text("thresholds:\n  - T4.p95 < 300ms\n", encoding="utf-8")
     load = LoadOptions(policy=policy, slots=slots, workers=workers, think_min_s=0.0, think_max_s=0.0,
                        token_delay_ms=10, out=tmp_path / "run")
-    return CapacityOptions(load=load, start=1, max_users=max_users, step_s=10, warmup_s=3, max_steps=8,
+    # from 2 users: one user's runs (up to 4.5 s each when its questions ask for long answers) can leave the first
+    # step short of the 20 samples a p95 needs even after every extension — honestly undecided, but no knee to test
+    return CapacityOptions(load=load, start=2, max_users=max_users, step_s=10, warmup_s=3, max_steps=8,
                            budget_s=420)
 
 
