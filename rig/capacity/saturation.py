@@ -18,7 +18,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rig.adapters.base import Adapter
 from rig.errors import CapabilityMissing, RigError
-from rig.interrupt import helper_thread
 from rig.results.capacity import ResourceReading
 
 CPU_LIMIT_PCT = 90.0
@@ -37,17 +36,16 @@ class SaturationSampler:
         self.sources: dict[str, str] = {}
         self.units: dict[str, str] = {}
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = threading.Thread(target=self._loop, name="rig-saturation", daemon=True)
         self._metrics = True
 
     def start(self) -> SaturationSampler:
-        self._thread = helper_thread(self._loop, "rig-saturation")
+        self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._thread.join(timeout=10)
 
     def _put(self, name: str, value: float, source: str, unit: str = "", limit: float | None = None) -> None:
         self.points[name].append((time.time() * 1000, value))

@@ -18,7 +18,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rig.clock import parse_duration
 from rig.errors import RigError
-from rig.interrupt import helper_thread
 from rig.report.plain import visible
 from rig.run.flags import Flag
 
@@ -60,7 +59,8 @@ def _plain_lines(name: str, every_s: float, heartbeat_s: float) -> Iterator[Upda
                     say(f"{latest} … still", now)
 
     line("starting", 0, 0)  # a CI log shows at once that the run began
-    thread = helper_thread(beat, f"{name}-progress")
+    thread = threading.Thread(target=beat, name=f"{name}-progress", daemon=True)
+    thread.start()
     try:
         yield line
     finally:

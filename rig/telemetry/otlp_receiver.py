@@ -23,7 +23,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from rig import events
 from rig.errors import ConfigError
-from rig.interrupt import helper_thread
 from rig.jsonvalue import ForeignJson
 
 PATHS = ("/v1/traces", "/api/public/otel/v1/traces")
@@ -163,7 +162,8 @@ class OtlpReceiver:
 
         self._server = _QuietServer((self.host, self.port), Handler)
         self._server.daemon_threads = True
-        self._thread = helper_thread(self._server.serve_forever, "otlp-receiver")
+        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
+        self._thread.start()
         return self
 
     def _accept(self, spans: list[ReceivedSpan]) -> None:
