@@ -79,7 +79,7 @@ def fit_partial(points: Sequence[tuple[float, float, float]], per_x: float = PER
 
 
 def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: float = 0.10, resamples: int = 500,
-                      seed: int = 0) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+                      seed: int = 0) -> tuple[Interval, Interval] | None:
     """`fit_partial`'s two slopes (per hour, per question), each with its (1 − α) pairs-bootstrap interval."""
     observed = fit_partial(points)
     if observed is None:
@@ -88,7 +88,7 @@ def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: fl
     draws = [d for d in (fit_partial(rng.choices(points, k=len(points))) for _ in range(resamples)) if d is not None]
     if not draws:
         return None
-    out = []
+    out: list[Interval] = []
     for i in (0, 1):
         ordered = sorted(d[i] for d in draws)
         out.append((observed[i], nearest_rank(ordered, 100 * alpha / 2), nearest_rank(ordered, 100 * (1 - alpha / 2))))

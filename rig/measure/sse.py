@@ -113,11 +113,6 @@ class SseParser:
         self.last_id: str | None = None
         self.max_event_bytes = max_event_bytes
 
-    @property
-    def idle(self) -> bool:
-        """Between events: no part of a line waiting for its end, no field of an event waiting for its blank line."""
-        return not self._dirty and not self._lines.holding
-
     def feed(self, chunk: bytes, recv_ns: int | None = None) -> list[RawEvent]:
         """Parse `chunk`; a partial line waits for the next chunk."""
         if not chunk:
@@ -220,16 +215,8 @@ class SseParser:
 
 def read_events(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES,
                 max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawEvent]:
-    """Events from a stream of byte chunks, each stamped with the arrival of the chunk that completed it.
-
-    A chunk that is one event of one `data:` line (what a block-reading transport hands over for most tokens) is
-    read here without the parser, when the parser holds nothing: the same event `feed` makes of it."""
+    """Events from a stream of byte chunks, each stamped with the arrival of the chunk that completed it."""
     parser = SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_line_bytes)
-    feed = parser.feed
     for chunk in chunks:
         stamp = now_ns()
-        if (chunk.startswith(b"data: ") and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 2
-                and b"\r" not in chunk and len(chunk) <= max_event_bytes and parser.idle):
-            yield RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)
-        else:
-            yield from feed(chunk, stamp)
+        yield from parser.feed(chunk, stamp)

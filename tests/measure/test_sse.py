@@ -60,9 +60,9 @@ def test_an_event_begun_in_one_read_is_finished_before_the_whole_blocks_of_the_n
 
 
 def test_read_events_gives_what_the_parser_gives_whatever_the_chunks() -> None:
-    """`read_events` reads a chunk that is one one-line `data:` event without the parser: over every pair of
-    spellings, as whole chunks and cut after each byte (a fast-path chunk arriving while an event is unfinished),
-    the same events as the parser fed a byte at a time."""
+    """Whole blocks take the parser's one-pass reading (a one-line `data:` event without the block regex): over every
+    pair of spellings, as whole chunks and cut after each byte (a whole block arriving while an event is unfinished),
+    `read_events` gives the same events as the parser fed a byte at a time."""
     import itertools
 
     for a, b in itertools.product(SPELLINGS + [b"data: x\r\n\n", b"data: a\rb\n\n", b"data: \n\n"], repeat=2):

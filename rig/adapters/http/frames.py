@@ -175,8 +175,8 @@ class _Rule:
 
 Deferred = tuple  # (rule, frame name, frame id, frame data, raw id, opts): a frame sorted, typed only when asked
 # An SSE frame's data is None there: it is read again from the event's own text when typed. Its parsed form dies as
-# soon as the frame is sorted, so a load's hundreds of untyped tokens per run are a string each, not a tree of dicts
-# the garbage collector walks while the run lasts.
+# soon as the frame is sorted, so a run in flight holds its hundreds of untyped tokens as a string each, not as a
+# tree of dicts each.
 
 
 def typed_later(raw: RawEvent) -> Event:
