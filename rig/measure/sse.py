@@ -118,6 +118,11 @@ class SseParser:
         if not chunk:
             return []
         stamp = now_ns() if recv_ns is None else recv_ns
+        if chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2 and chunk[-1] == 10 \
+                and b"\r" not in chunk and not self._dirty and not self._lines.holding \
+                and len(chunk) <= self.max_event_bytes:
+            # one whole event of one data line, as a block-reading transport hands most tokens
+            return [RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)]
         if chunk.endswith(b"\n\n") and b"\r" not in chunk and len(chunk) <= self.max_event_bytes:
             # whole event blocks, as a block-reading transport hands them; an event begun in an earlier chunk is
             # finished line by line first
@@ -139,8 +144,6 @@ class SseParser:
         """The events of complete blocks, decoded once. Blocks in the usual spelling (`_USUAL`: one line each of
         `id`, `event`, `data`, a space after the colon) are matched in one pass; a chunk with any other block is
         read field by field — the same events either way."""
-        if chunk[:6] == b"data: " and chunk.find(b"\n") == len(chunk) - 2:  # one event, one data line: most tokens
-            return [RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)]
         text = chunk.decode("utf-8", "replace")
         out: list[RawEvent] = []
         at = 0

@@ -33,19 +33,6 @@ def _path(node: ForeignJson) -> list[Step] | None:
     return None
 
 
-def _walk(value: Any, steps: tuple[Step, ...]) -> Any:
-    """The value at `steps`, or None where a step finds nothing: JMESPath's answer (a field of a non-object, an index
-    of a non-list or past its end). Runs for every event a stream rule tests, so it lets Python's own lookup fail."""
-    try:
-        for step in steps:
-            if step.__class__ is int and value.__class__ is not list:
-                return None
-            value = value[step]
-    except (KeyError, IndexError, TypeError):
-        return None
-    return value
-
-
 def _same(a: Any, b: Any) -> bool:
     """JMESPath's equality: a boolean equals only a boolean."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -66,10 +53,20 @@ class FastPath:
         self._compare = compare
 
     def search(self, value: Any, options: Any = None) -> Any:
-        if self._steps is None:
+        steps = self._steps
+        if steps is None:
             return self._literal
-        found = _walk(value, self._steps)
-        return found if self._compare is _MISSING else _same(found, self._compare)
+        # the value at the steps, or None where a step finds nothing: JMESPath's answer (a field of a non-object, an
+        # index of a non-list or past its end); runs for every event a stream rule tests, so Python's lookup fails
+        try:
+            for step in steps:
+                if step.__class__ is int and value.__class__ is not list:
+                    value = None
+                    break
+                value = value[step]
+        except (KeyError, IndexError, TypeError):
+            value = None
+        return value if self._compare is _MISSING else _same(value, self._compare)
 
     def under(self, field: str) -> FastPath | None:
         """The same rule read from inside `field` (`data.a.b` under `data` is `a.b`), or None when it reads anything

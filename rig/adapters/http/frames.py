@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import jmespath
@@ -29,7 +30,7 @@ from rig.adapters.transport import TransportError
 from rig.clock import now_ns
 from rig.errors import TargetProtocolError
 from rig.jsonvalue import ForeignJson
-from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, RawEvent, StreamTooLarge, read_events
+from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, RawEvent, SseParser, StreamTooLarge, read_events
 
 DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
 
@@ -266,12 +267,21 @@ class EventSorter:
         opts = opts or rule_options()
         answered = False
         sse = self.format == "sse"
-        frames: Iterator[Any] = read_events(chunks, max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes) \
-            if sse else iter(self._frames(chunks, max_event_bytes=max_event_bytes))
+        batches: Iterator[Iterable[Any]] = map(  # each chunk's events, parsed with no generator between
+            SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes).feed, chunks) if sse \
+            else map(_alone, self._frames(chunks, max_event_bytes=max_event_bytes))
         by_id = self._id
-        for frame in frames:
+        for frame in chain.from_iterable(batches):
             name, frame_id = frame.event, frame.id
-            data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
+            if not sse:
+                data = frame.data
+            elif text := frame.data:
+                try:
+                    data = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    data = text
+            else:
+                data = {}
             found = self._match(name, frame_id, data, opts)
             if found is None:
                 continue  # no rule sorts it: not an event of the run
@@ -295,7 +305,7 @@ class EventSorter:
                 yield RawEvent(rule.name, frame_id, "", frame.recv_ns, event)
             if rule.type in ("done", "error"):
                 if self.after_end == "drain":
-                    _drain(frames, self.drain_s)
+                    _drain(batches, self.drain_s)
                 return
         if self.end == "close":
             end = stream_end(answered)
@@ -316,7 +326,11 @@ class EventSorter:
             yield data if isinstance(data, dict) else {"value": data}
 
 
-def _drain(frames: Iterator[Frame], seconds: float) -> None:
+def _alone(frame: Frame) -> tuple[Frame]:
+    return (frame,)
+
+
+def _drain(frames: Iterator[Any], seconds: float) -> None:
     """Read what follows the terminal event until the target closes the stream, a broken stream, or `seconds`."""
     began = time.monotonic()
     try:

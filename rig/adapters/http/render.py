@@ -73,6 +73,8 @@ class _Formatter(string.Formatter):
 def fill(value: Any, variables: ForeignJson, *, text: bool = False) -> Any:
     """The template value with its placeholders filled (`text`: always a string, for paths and headers)."""
     if isinstance(value, str):
+        if "{" not in value and "}" not in value:  # a literal (most of a template): nothing to format
+            return value
         alone = _ALONE.match(value)
         if alone and not text:
             found = _lookup(alone.group(1), variables)
@@ -100,8 +102,10 @@ def path_names(request: Request) -> set[str]:
 
 def render(request: Request, variables: ForeignJson) -> Rendered:
     """The request with `variables` in place (a path segment is URL-quoted; JSON keeps types)."""
-    path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}
-                      ).format(request.path)
+    path = request.path
+    if "{" in path or "}" in path:  # most paths name no variable: nothing to quote
+        path = _Formatter({k: quote(str(v), safe="") if isinstance(v, str) else v for k, v in variables.items()}
+                          ).format(path)
     query = {k: v for k, v in _mapping(fill(request.query, variables)).items() if v not in ("", None)}
     if query:
         path += ("&" if "?" in path else "?") + urlencode(query, doseq=True)
