@@ -5,8 +5,9 @@ second by the master; descriptors and slots each as those held beyond the rig's 
 (each holds a slot and its stream's connection), at their floor per 5 s — a target that slows holds more of both
 for the same closed-loop users, and that is not a leak), and the client's
 T4 and T5 per run, per hour; and T4 against the question of its session it answered (`session_turn`), per
-question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded pairs
-bootstrap; a timing is fitted on the clock and on the question of its session together (`fit_partial`), so that
+question: a target that slows as a session grows. Each slope is a least-squares fit, its interval a seeded bootstrap
+that draws the clock's points in 3 s stretches (a slow few seconds are one episode, not many points); a timing is
+fitted on the clock and on the question of its session together (`fit_partial`), so that
 each of its two slopes says one thing: sessions that grow over the hold are not a target slowing by the hour, and a
 target slowing by the hour is not one slowing per question. A slope
 **drifts** when its whole interval lies beyond the policy's bound (`soak.rss_mb_per_h < 100` …: the defaults below
@@ -21,7 +22,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from rig.evidence import EvidenceStore
 from rig.load.environment import MOVED_BY_MACHINE, environment_during
@@ -42,6 +43,19 @@ FLOOR_BUCKET_MS = 5_000.0
 PLOT_POINTS = 240
 COLLINEAR_R2 = 0.99 ** 2  # clock and question moving together this closely cannot be told apart: fitted one by one
 COUNTED = ("soak.fds_per_h", "soak.slots_per_h")  # counts, whose resolution is the rig's own runs in flight
+EPISODE_MS = 3_000.0  # points this close on the clock share the target's moment: resampled together
+
+
+def _resample(points: Sequence[Any], rng: random.Random, episode_ms: float | None) -> list[Any]:
+    """A bootstrap draw: points drawn with replacement — or, with `episode_ms` (x on the clock, in ms), whole stretches
+    of that length, so a slow few seconds (a pause, a burst) weigh as one episode, not as so many independent points."""
+    if not episode_ms:
+        return rng.choices(points, k=len(points))
+    stretches: dict[int, list[Any]] = {}
+    for p in points:
+        stretches.setdefault(int(p[0] // episode_ms), []).append(p)
+    groups = list(stretches.values())
+    return [p for group in rng.choices(groups, k=len(groups)) for p in group]
 
 
 def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float | None:
@@ -79,13 +93,14 @@ def fit_partial(points: Sequence[tuple[float, float, float]], per_x: float = PER
 
 
 def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: float = 0.10, resamples: int = 500,
-                      seed: int = 0) -> tuple[Interval, Interval] | None:
-    """`fit_partial`'s two slopes (per hour, per question), each with its (1 − α) pairs-bootstrap interval."""
+                      seed: int = 0, episode_ms: float | None = EPISODE_MS) -> tuple[Interval, Interval] | None:
+    """`fit_partial`'s two slopes (per hour, per question), each with its (1 − α) bootstrap interval, drawn by
+    `episode_ms` stretches of the clock (`_resample`)."""
     observed = fit_partial(points)
     if observed is None:
         return None
     rng = random.Random(seed)
-    draws = [d for d in (fit_partial(rng.choices(points, k=len(points))) for _ in range(resamples)) if d is not None]
+    draws = [d for d in (fit_partial(_resample(points, rng, episode_ms)) for _ in range(resamples)) if d is not None]
     if not draws:
         return None
     out: list[Interval] = []
@@ -96,13 +111,16 @@ def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: fl
 
 
 def slope_interval(points: Sequence[tuple[float, float]], *, per: float = PER["h"], alpha: float = 0.10,
-                   resamples: int = 500, seed: int = 0) -> tuple[float, float, float] | None:
-    """(slope, low, high): the fit and its (1 − α) pairs-bootstrap interval."""
+                   resamples: int = 500, seed: int = 0, episode_ms: float | None = EPISODE_MS
+                   ) -> tuple[float, float, float] | None:
+    """(slope, low, high): the fit and its (1 − α) bootstrap interval; a slope on the clock (`per` an hour) is drawn
+    by `episode_ms` stretches (`_resample`), one on anything else by pairs."""
     observed = fit(points, per)
     if observed is None:
         return None
     rng = random.Random(seed)
-    draws = sorted(d for d in (fit(rng.choices(points, k=len(points)), per) for _ in range(resamples))
+    draws = sorted(d for d in (fit(_resample(points, rng, episode_ms if per == PER["h"] else None), per)
+                               for _ in range(resamples))
                    if d is not None)
     if not draws:
         return None

@@ -3,6 +3,7 @@ bound and fails the run, the clean workbench does not."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from rig.evidence import EvidenceStore
 from rig.load.finish import decide_load
 from rig.load.options import LoadOptions
 from rig.load.session import LoadResult, run_load
-from rig.load.soak import DEFAULT_BOUNDS, PER, fit, slope_interval, soak_analysis
+from rig.load.soak import DEFAULT_BOUNDS, EPISODE_MS, PER, fit, slope_interval, soak_analysis
 from rig.measure.events import Measure
 from rig.policy import Policy
 from rig.results.load import LoadSummary
@@ -29,6 +30,23 @@ def test_the_slope_is_per_hour_and_its_interval_contains_it() -> None:
     assert low < 0 < high  # a flat, noisy series: the interval straddles zero
     by_turn = [(turn, 400.0 + 150.0 * turn + jitter) for turn in (1, 2, 3) for jitter in (-20.0, 0.0, 20.0)]
     assert fit(by_turn, PER["turn"]) == pytest.approx(150.0)  # ms per question of the session
+
+
+def test_a_slow_stretch_of_the_hold_weighs_as_one_episode_not_as_many_points() -> None:
+    def hold(episode: bool) -> list[tuple[float, float]]:  # 36 s of T5 samples, 10 a second, ±40 ms of noise
+        rng = random.Random(1)
+        return [(t * 100.0, 170.0 + rng.gauss(0, 40) + ((100.0 if t >= 280 else 0.0) if episode else 100.0 * t / 360))
+                for t in range(360)]
+
+    def width(points: list[tuple[float, float]], episode_ms: float | None) -> float:
+        _, low, high = slope_interval(points, seed=2, episode_ms=episode_ms) or (0, 0, 0)
+        return high - low
+
+    # the last 8 s 100 ms slower: drawn point by point the interval claims a trend it cannot know from one episode
+    assert width(hold(True), EPISODE_MS) > 3 * width(hold(True), None)
+    # the same rise spread over the hold is a trend either way: its interval stays narrow and past a 5 s/h bound
+    assert width(hold(False), EPISODE_MS) < 1.5 * width(hold(False), None)
+    assert (slope_interval(hold(False), seed=2) or (0, 0, 0))[1] > 5000
 
 
 def test_a_policy_bounds_each_slope_in_its_own_unit() -> None:
