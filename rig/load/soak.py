@@ -9,7 +9,8 @@ question: a target that slows as a session grows. Each slope is a least-squares 
 that draws the clock's points in 3 s stretches (a slow few seconds are one episode, not many points); a timing is
 fitted on the clock and on the question of its session together (`fit_partial`), so that
 each of its two slopes says one thing: sessions that grow over the hold are not a target slowing by the hour, and a
-target slowing by the hour is not one slowing per question. A slope
+target slowing by the hour is not one slowing per question; T5 also holds the answer's length (`tokens_out`) fixed
+(`_held`): longer answers end later without the target slowing. A slope
 **drifts** when its whole interval lies beyond the policy's bound (`soak.rss_mb_per_h < 100` …: the defaults below
 unless the policy says otherwise), is **flat** when the whole interval lies within it, and **unclear** otherwise.
 A count (descriptors, slots) drifts only when its least rise over the hold is more than the rig's own runs could
@@ -28,6 +29,7 @@ from rig.evidence import EvidenceStore
 from rig.load.environment import MOVED_BY_MACHINE, environment_during
 from rig.load.runviews import run_views
 from rig.measure.tally import SESSION_TURN
+from rig.measure.tcodes import TOKENS_OUT
 from rig.measure.thresholds import Threshold
 from rig.results.soak import Slope, SoakAnalysis
 from rig.stats import nearest_rank
@@ -73,13 +75,32 @@ def fit(points: Sequence[tuple[float, float]], per: float = PER["h"]) -> float |
     return sxy / sxx * per
 
 
-def fit_partial(points: Sequence[tuple[float, float, float]], per_x: float = PER["h"], per_z: float = PER["turn"]
+def _held(points: Sequence[tuple[float, ...]]) -> list[tuple[float, float, float]]:
+    """(x, z, value) rows with a fourth column w held fixed: each of x, z and value less its least-squares line on w
+    (Frisch–Waugh: slopes on x and z fitted on these are theirs in the fit on x, z and w together)."""
+    n = len(points)
+    mw = sum(p[2] for p in points) / n
+    sww = sum((p[2] - mw) ** 2 for p in points)
+    if sww == 0:
+        return [(p[0], p[1], p[3]) for p in points]
+    cols = []
+    for i in (0, 1, 3):
+        mean = sum(p[i] for p in points) / n
+        b = sum((p[2] - mw) * (p[i] - mean) for p in points) / sww
+        cols.append([p[i] - b * (p[2] - mw) for p in points])
+    return list(zip(*cols, strict=True))
+
+
+def fit_partial(points: Sequence[tuple[float, ...]], per_x: float = PER["h"], per_z: float = PER["turn"]
                 ) -> tuple[float, float] | None:
     """Least-squares slopes of value on x and on z fitted together — each the slope with the other held fixed —
-    times `per_x` and `per_z`; None with fewer than four points, or where x and z do not vary apart (|r| > 0.99)."""
+    times `per_x` and `per_z`; rows (x, z, value), or (x, z, w, value) with w held fixed too. None with fewer than four
+    points, or where x and z do not vary apart (|r| > 0.99)."""
     n = len(points)
     if n < 4:
         return None
+    if len(points[0]) == 4:
+        points = _held(points)
     mx, mz, my = (sum(p[i] for p in points) / n for i in range(3))
     sxx = sum((x - mx) ** 2 for x, _, _ in points)
     szz = sum((z - mz) ** 2 for _, z, _ in points)
@@ -92,7 +113,7 @@ def fit_partial(points: Sequence[tuple[float, float, float]], per_x: float = PER
     return (sxy * szz - szy * sxz) / det * per_x, (szy * sxx - sxy * sxz) / det * per_z
 
 
-def partial_intervals(points: Sequence[tuple[float, float, float]], *, alpha: float = 0.10, resamples: int = 500,
+def partial_intervals(points: Sequence[tuple[float, ...]], *, alpha: float = 0.10, resamples: int = 500,
                       seed: int = 0, episode_ms: float | None = EPISODE_MS) -> tuple[Interval, Interval] | None:
     """`fit_partial`'s two slopes (per hour, per question), each with its (1 − α) bootstrap interval, drawn by
     `episode_ms` stretches of the clock (`_resample`)."""
@@ -158,6 +179,7 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     runs = [m for m in measures if m.case_id is None and m.source == "client" and m.unit == "ms"
             and m.ts_ms is not None and warm <= m.ts_ms <= end_ms]
     turn_of = {m.run_id: m.value for m in measures if m.code == SESSION_TURN and m.run_id}
+    length_of = {m.run_id: m.value for m in measures if m.code == TOKENS_OUT and m.run_id}
     # each of the rig's runs in flight holds a run slot and its stream's connection at the target: a target that
     # slows holds more of both for the same closed-loop users, which is not a leak
     flights = [(v.submit_ms, v.end_ms) for v in run_views(measures).values() if v.duration_ms is not None]
@@ -165,7 +187,12 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     by_turn = {code: [(m.ts_ms or 0.0, turn_of[m.run_id], m.value) for m in runs if m.code == code
                       and m.run_id in turn_of] for code in ("T4", "T5")}
     t4_joint = partial_intervals(by_turn["T4"], seed=3)
-    t5_joint = partial_intervals(by_turn["T5"], seed=4)
+    # T5 also holds the answer's length fixed where runs have it: a hold whose later questions draw longer answers
+    # ends its runs later without the target slowing
+    t5_rows: list[tuple[float, ...]] = [(m.ts_ms or 0.0, turn_of[m.run_id], length_of[m.run_id], m.value)
+                                        for m in runs if m.code == "T5" and m.run_id in turn_of and m.run_id in length_of]
+    t5_by_length = len(t5_rows) >= 0.8 * len(by_turn["T5"]) > 0
+    t5_joint = partial_intervals(t5_rows if t5_by_length else by_turn["T5"], seed=4)
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]], Interval | None]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20), None),
         ("soak.fds_per_h", "target open files beyond the rig's streams in flight (floor per 5 s)", "fds", "h",
@@ -174,7 +201,8 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
          _floors(_beyond_runs(series("target_slots_in_use"), flights)), None),
         ("soak.T4_ms_per_h", "T4 per run" + (", its session's question held fixed" if t4_joint else ""), "ms", "h",
          timed["T4"], t4_joint[0] if t4_joint else None),
-        ("soak.T5_ms_per_h", "T5 per run" + (", its session's question held fixed" if t5_joint else ""), "ms", "h",
+        ("soak.T5_ms_per_h", "T5 per run" + ((", its session's question and answer's length held fixed" if t5_by_length
+                                              else ", its session's question held fixed") if t5_joint else ""), "ms", "h",
          timed["T5"], t5_joint[0] if t5_joint else None),
         ("soak.T4_ms_per_turn", "T4 by the question of its session" + (", the clock held fixed" if t4_joint else ""),
          "ms", "turn", [(z, v) for _, z, v in by_turn["T4"]], t4_joint[1] if t4_joint else None),

@@ -111,9 +111,11 @@ def test_slots_count_only_beyond_the_rigs_own_runs_in_flight() -> None:
 
 
 def _timed_store(tmp_path: Path, t4: Callable[[float, int], float], turns: Callable[[int, int], int],
-                 fds: Callable[[float], float] = lambda t: 20.0) -> EvidenceStore:
+                 fds: Callable[[float], float] = lambda t: 20.0,
+                 tokens: Callable[[float, int], float] | None = None) -> EvidenceStore:
     """A 100 s hold of 6 closed-loop users, a run each per second (T4 = `t4(seconds, question)`, T5 = T4 + 500 ms, its
-    session's question `turns(user, n)` for the user's n-th run), and the target's descriptors `fds(seconds)`."""
+    session's question `turns(user, n)` for the user's n-th run), and the target's descriptors `fds(seconds)`; with
+    `tokens(seconds, user)`, each answer that long (`tokens_out`), T5 2 ms longer per token."""
     store = EvidenceStore(tmp_path / "evidence.sqlite3")
     t0, rows = 1_000_000.0, []
     for n in range(100):
@@ -121,10 +123,14 @@ def _timed_store(tmp_path: Path, t4: Callable[[float, int], float], turns: Calla
             sec = n + user / 6
             run, turn = f"r{user}-{n}", turns(user, n)
             value = t4(sec, turn)
-            end = t0 + 1000 * sec + value + 500
+            length = tokens(sec, user) if tokens else 0.0
+            end = t0 + 1000 * sec + value + 500 + 2 * length
             rows += [Measure(code="T4", source="client", value=value, unit="ms", ts_ms=end, run_id=run),
-                     Measure(code="T5", source="client", value=value + 500, unit="ms", ts_ms=end, run_id=run),
+                     Measure(code="T5", source="client", value=value + 500 + 2 * length, unit="ms", ts_ms=end,
+                             run_id=run),
                      Measure(code="session_turn", source="client", value=turn, unit="n", ts_ms=end, run_id=run)]
+            if tokens:
+                rows.append(Measure(code="tokens_out", source="client", value=length, unit="n", ts_ms=end, run_id=run))
     store.add_measures(rows)
     store.add_series("target_open_fds", [(t0 + 250.0 * i, fds(i / 4)) for i in range(400)])
     return store
@@ -150,6 +156,23 @@ def test_each_timing_slope_says_one_thing(tmp_path: Path) -> None:
     slowing = _timed_store(tmp_path / "s", lambda sec, turn: 300.0 + 40.0 * sec, lambda user, n: n % 5 + 1)
     calls = _slopes(slowing)
     assert calls["soak.T4_ms_per_h"] == "drifts" and calls["soak.T4_ms_per_turn"] == "flat", calls
+
+
+def test_longer_answers_late_in_the_hold_are_not_a_target_slowing(tmp_path: Path) -> None:
+    """Later questions drawing longer answers (100 tokens more each 10 s, 2 ms a token, each user its own length) end
+    their runs later without the target slowing: T5 held at the answer's length is flat per hour; a store without the
+    lengths drifts (what a clean soak once said)."""
+    def longer(sec: float, user: int) -> float:
+        return 100.0 + 10.0 * sec + 40.0 * ((user * 7 + int(sec)) % 5)
+
+    with_lengths = _slopes(_timed_store(tmp_path / "l", lambda sec, turn: 300.0, lambda user, n: n % 5 + 1,
+                                        tokens=longer))
+    assert with_lengths["soak.T5_ms_per_h"] == "flat", with_lengths
+    store = _timed_store(tmp_path / "n", lambda sec, turn: 300.0, lambda user, n: n % 5 + 1, tokens=longer)
+    rows = [m for m in store.measures() if m.code != "tokens_out"]
+    bare = EvidenceStore(tmp_path / "bare.sqlite3")
+    bare.add_measures(rows)
+    assert _slopes(bare)["soak.T5_ms_per_h"] == "drifts"
 
 
 def test_a_count_drifts_only_past_what_the_rigs_own_runs_hold(tmp_path: Path) -> None:
