@@ -191,8 +191,9 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     # ends its runs later without the target slowing
     t5_rows: list[tuple[float, ...]] = [(m.ts_ms or 0.0, turn_of[m.run_id], length_of[m.run_id], m.value)
                                         for m in runs if m.code == "T5" and m.run_id in turn_of and m.run_id in length_of]
-    t5_by_length = len(t5_rows) >= 0.8 * len(by_turn["T5"]) > 0
+    t5_by_length = bool(t5_rows) and len(t5_rows) >= 0.8 * len(by_turn["T5"])
     t5_joint = partial_intervals(t5_rows if t5_by_length else by_turn["T5"], seed=4)
+    t5_held = "its session's question and answer's length" if t5_by_length else "its session's question"
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]], Interval | None]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20), None),
         ("soak.fds_per_h", "target open files beyond the rig's streams in flight (floor per 5 s)", "fds", "h",
@@ -201,8 +202,7 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
          _floors(_beyond_runs(series("target_slots_in_use"), flights)), None),
         ("soak.T4_ms_per_h", "T4 per run" + (", its session's question held fixed" if t4_joint else ""), "ms", "h",
          timed["T4"], t4_joint[0] if t4_joint else None),
-        ("soak.T5_ms_per_h", "T5 per run" + ((", its session's question and answer's length held fixed" if t5_by_length
-                                              else ", its session's question held fixed") if t5_joint else ""), "ms", "h",
+        ("soak.T5_ms_per_h", "T5 per run" + (f", {t5_held} held fixed" if t5_joint else ""), "ms", "h",
          timed["T5"], t5_joint[0] if t5_joint else None),
         ("soak.T4_ms_per_turn", "T4 by the question of its session" + (", the clock held fixed" if t4_joint else ""),
          "ms", "turn", [(z, v) for _, z, v in by_turn["T4"]], t4_joint[1] if t4_joint else None),

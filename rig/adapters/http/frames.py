@@ -273,15 +273,7 @@ class EventSorter:
         by_id = self._id
         for frame in chain.from_iterable(batches):
             name, frame_id = frame.event, frame.id
-            if not sse:
-                data = frame.data
-            elif text := frame.data:
-                try:
-                    data = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    data = text
-            else:
-                data = {}
+            data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
             found = self._match(name, frame_id, data, opts)
             if found is None:
                 continue  # no rule sorts it: not an event of the run
