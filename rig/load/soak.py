@@ -28,6 +28,7 @@ from typing import Any, Literal
 from rig.evidence import EvidenceStore
 from rig.load.environment import MOVED_BY_MACHINE, environment_during
 from rig.load.runviews import run_views
+from rig.measure.events import Measure
 from rig.measure.tally import SESSION_TURN
 from rig.measure.tcodes import TOKENS_OUT
 from rig.measure.thresholds import Threshold
@@ -179,7 +180,6 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     runs = [m for m in measures if m.case_id is None and m.source == "client" and m.unit == "ms"
             and m.ts_ms is not None and warm <= m.ts_ms <= end_ms]
     turn_of = {m.run_id: m.value for m in measures if m.code == SESSION_TURN and m.run_id}
-    length_of = {m.run_id: m.value for m in measures if m.code == TOKENS_OUT and m.run_id}
     # each of the rig's runs in flight holds a run slot and its stream's connection at the target: a target that
     # slows holds more of both for the same closed-loop users, which is not a leak
     flights = [(v.submit_ms, v.end_ms) for v in run_views(measures).values() if v.duration_ms is not None]
@@ -187,13 +187,8 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     by_turn = {code: [(m.ts_ms or 0.0, turn_of[m.run_id], m.value) for m in runs if m.code == code
                       and m.run_id in turn_of] for code in ("T4", "T5")}
     t4_joint = partial_intervals(by_turn["T4"], seed=3)
-    # T5 also holds the answer's length fixed where runs have it: a hold whose later questions draw longer answers
-    # ends its runs later without the target slowing
-    t5_rows: list[tuple[float, ...]] = [(m.ts_ms or 0.0, turn_of[m.run_id], length_of[m.run_id], m.value)
-                                        for m in runs if m.code == "T5" and m.run_id in turn_of and m.run_id in length_of]
-    t5_by_length = bool(t5_rows) and len(t5_rows) >= 0.8 * len(by_turn["T5"])
-    t5_joint = partial_intervals(t5_rows if t5_by_length else by_turn["T5"], seed=4)
-    t5_held = "its session's question and answer's length" if t5_by_length else "its session's question"
+    t5_joint, t5_held = _t5_fit(runs, turn_of, {m.run_id: m.value for m in measures if m.code == TOKENS_OUT and m.run_id},
+                                by_turn["T5"])
     candidates: list[tuple[str, str, str, Per, list[tuple[float, float]], Interval | None]] = [
         ("soak.rss_mb_per_h", "target memory", "MiB", "h", series("target_rss_bytes", 1 / 2**20), None),
         ("soak.fds_per_h", "target open files beyond the rig's streams in flight (floor per 5 s)", "fds", "h",
@@ -214,18 +209,35 @@ def soak_analysis(store: EvidenceStore, start_ms: float, end_ms: float, threshol
     for i, (key, name, unit, per, pts, joint) in enumerate(candidates):
         slope = _judge(Slope(key=key, series=name, unit=unit, per=per, points=len(pts), bound=bounds[key]),
                        joint or slope_interval(pts, per=PER[per], seed=i))
-        if slope.call == "drifts" and key in COUNTED and slope.low is not None:
-            least = slope.low * out.hold_s / 3600
-            if least <= held_at_once:
-                slope.call = "unclear"
-                slope.why += (f", but its least rise over the {out.hold_s:g} s hold is {least:.1f} {unit}, no more than "
-                              f"the {held_at_once} the rig's own runs held at once: a longer hold decides")
+        if key in COUNTED:
+            _within_own_runs(slope, out.hold_s, held_at_once)
         if slope.call == "drifts" and key in MOVED_BY_MACHINE and not machine.steady:
             slope.call, slope.machine = "unclear", machine.why
             slope.why += f", but {machine.why}: the target's drift cannot be told from the machine's"
         _plot(slope, [((x - warm) / 1000.0, y) for x, y in pts] if per == "h" else pts)
         out.slopes.append(slope)
     return out
+
+
+def _t5_fit(runs: list[Measure], turn_of: dict[str, float], length_of: dict[str, float],
+            by_turn: list[tuple[float, float, float]]) -> tuple[tuple[Interval, Interval] | None, str]:
+    """T5's two slopes holding its session's question fixed, and the answer's length too where ≥ 80 % of runs have it:
+    a hold whose later questions draw longer answers ends its runs later without the target slowing."""
+    rows: list[tuple[float, ...]] = [(m.ts_ms or 0.0, turn_of[m.run_id], length_of[m.run_id], m.value)
+                                     for m in runs if m.code == "T5" and m.run_id in turn_of and m.run_id in length_of]
+    if rows and len(rows) >= 0.8 * len(by_turn):
+        return partial_intervals(rows, seed=4), "its session's question and answer's length"
+    return partial_intervals(by_turn, seed=4), "its session's question"
+
+
+def _within_own_runs(slope: Slope, hold_s: float, held_at_once: int) -> None:
+    """A count that drifts only by as much as the rig's own runs held at once is unclear: a longer hold decides."""
+    if slope.call == "drifts" and slope.low is not None:
+        least = slope.low * hold_s / 3600
+        if least <= held_at_once:
+            slope.call = "unclear"
+            slope.why += (f", but its least rise over the {hold_s:g} s hold is {least:.1f} {slope.unit}, no more than "
+                          f"the {held_at_once} the rig's own runs held at once: a longer hold decides")
 
 
 def _most_at_once(spans: list[tuple[float, float]]) -> int:
