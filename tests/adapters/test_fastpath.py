@@ -41,3 +41,13 @@ def test_every_pair_of_fields_and_indices_agrees() -> None:
         if expression.startswith("["):
             continue
         assert compile_path(expression).search(value) == jmespath.search(expression, value), expression
+
+
+def test_a_field_named_with_quotes_and_escapes_is_read_as_named() -> None:
+    odd = "it's \"quoted\"\n\\ {x}"
+    expression = 'data.' + '"' + odd.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"' + "[0]"
+    compiled = compile_path(expression)
+    assert isinstance(compiled, FastPath)
+    for value in ({"data": {odd: ["hit"]}}, {"data": {odd: "no list"}}, {"data": {"it's": ["x"]}}):
+        assert compiled.search(value) == jmespath.search(expression, value), value
+    assert compiled.search({"data": {odd: ["hit"]}}) == "hit"

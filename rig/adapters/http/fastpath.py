@@ -40,10 +40,35 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _reader(steps: tuple[Step, ...], compare: Any) -> Any:
+    """`steps` read as straight-line Python (one subscript each, a list checked before an index): the value there, or
+    None where a step finds nothing, as JMESPath answers; compared with `compare` when it is given. Written out once
+    per rule, as `dataclasses` writes `__init__`: a stream's rules run on every event, and a loop over the steps costs
+    about twice as much."""
+    body = []
+    for step in steps:
+        if isinstance(step, int):  # an index reads only a list (a string or an object has none in JMESPath)
+            body.append("if v.__class__ is not list: v = None; raise LookupError")
+        body.append(f"v = v[{step!r}]")
+    lines = ["def search(v, options=None):", "  try:", *(f"    {line}" for line in body or ["pass"]),
+             "  except (LookupError, TypeError):", "    v = None"]
+    lines.append("  return v" if compare is _MISSING else "  return _same(v, compare)")
+    scope: dict[str, object] = {"_same": _same, "compare": compare}
+    exec(compile("\n".join(lines), f"<rule {'.'.join(map(str, steps))}>", "exec"), scope)  # steps written as literals
+    return scope["search"]
+
+
+def _may_be_same(a: Step, b: Step) -> bool:
+    """Whether two steps may read the same field or element: `[0]` and `[-1]` do in a list of one."""
+    if a.__class__ is int and b.__class__ is int:
+        return a == b or (a < 0) != (b < 0)
+    return a == b
+
+
 class FastPath:
     """A plain rule, read by hand; `search(value, options=None)` as a compiled JMESPath expression is called."""
 
-    __slots__ = ("expression", "_steps", "_literal", "_compare")
+    __slots__ = ("expression", "_steps", "_literal", "_compare", "search")
 
     def __init__(self, expression: str, steps: tuple[Step, ...] | None, literal: Any = _MISSING,
                  compare: Any = _MISSING) -> None:
@@ -51,22 +76,31 @@ class FastPath:
         self._steps = steps
         self._literal = literal
         self._compare = compare
+        self.search = _reader(steps, compare) if steps is not None else self._constant
 
-    def search(self, value: Any, options: Any = None) -> Any:
-        steps = self._steps
-        if steps is None:
-            return self._literal
-        # the value at the steps, or None where a step finds nothing: JMESPath's answer (a field of a non-object, an
-        # index of a non-list or past its end); runs for every event a stream rule tests, so Python's lookup fails
-        try:
-            for step in steps:
-                if step.__class__ is int and value.__class__ is not list:
-                    value = None
-                    break
-                value = value[step]
-        except (KeyError, IndexError, TypeError):
-            value = None
-        return value if self._compare is _MISSING else _same(value, self._compare)
+    def _constant(self, value: Any, options: Any = None) -> Any:
+        return self._literal
+
+    @property
+    def steps(self) -> tuple[Step, ...] | None:
+        """The path it reads (None for a literal)."""
+        return self._steps
+
+    def reads_value(self) -> bool:
+        """Whether it answers the value at its path (a test of what is there), not a comparison or a literal."""
+        return self._steps is not None and self._compare is _MISSING
+
+    def misses(self, path: tuple[Step, ...]) -> bool:
+        """Whether its answer stays the same when a non-empty string at `path` is changed to another: a literal, a
+        path apart from it or inside the string, or a test of what is there (no comparison) on the path or above."""
+        if self._steps is None:
+            return True
+        for mine, theirs in zip(self._steps, path, strict=False):
+            if not _may_be_same(mine, theirs):
+                return True  # apart: another field or element
+        if len(self._steps) > len(path):
+            return True  # inside the string: nothing there, either way
+        return self._compare is _MISSING
 
     def under(self, field: str) -> FastPath | None:
         """The same rule read from inside `field` (`data.a.b` under `data` is `a.b`), or None when it reads anything

@@ -24,6 +24,7 @@ import orjson
 
 from rig.adapters.http.extract import Reader
 from rig.adapters.http.functions import options as rule_options
+from rig.adapters.http.shape import Shape, take
 from rig.adapters.http.spec import EventRule, StreamSpec, compile_path
 from rig.adapters.models import Event, TokenEvent, make_event
 from rig.adapters.transport import TransportError
@@ -32,6 +33,7 @@ from rig.errors import TargetProtocolError
 from rig.jsonvalue import ForeignJson
 from rig.measure.sse import MAX_EVENT_BYTES, SAMPLE_BYTES, LineSplitter, RawEvent, SseParser, StreamTooLarge, read_events
 
+MAX_TAKES = 3  # the token events a stream takes a shape from before it reads every one in full
 DELIMITER = {"sse": b"\n\n", "ndjson": b"\n", "json": b"}"}  # where a block-reading transport may end a read
 
 
@@ -204,12 +206,10 @@ class EventSorter:
         for index, rule in enumerate(spec.events):
             compiled = _Rule(rule, index)
             (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(compiled)
-        self._tried: dict[str, tuple[_Rule, ...]] = {}  # per frame name, the rules tried in order (built once)
+        self._tried: dict[str | None, tuple[_Rule, ...]] = {}  # per frame name, the rules tried in order (built once)
 
-    def _rules(self, name: str) -> tuple[_Rule, ...]:
-        rules = self._tried.get(name)
-        if rules is None:
-            rules = self._tried[name] = tuple(self._by_name.get(name, [])) + tuple(self._any)
+    def _rules(self, name: str | None) -> tuple[_Rule, ...]:
+        rules = self._tried[name] = tuple(self._by_name.get(name or "", [])) + tuple(self._any)
         return rules
 
     def _match(self, name: str | None, frame_id: str | None, data: Any, opts: jmespath.Options
@@ -217,9 +217,11 @@ class EventSorter:
         """The first rule that sorts a frame, and the `{event, id, data}` built to test it (None when no rule needed
         it: a rule that reads only the data is tested on the data — this runs for every frame of every stream)."""
         ctx: ForeignJson | None = None
-        for rule in self._rules(name or ""):
-            if rule.when_data is not None:
-                if not rule.when_data.search(data):
+        rules = self._tried.get(name)
+        for rule in self._rules(name) if rules is None else rules:
+            test = rule.when_data
+            if test is not None:
+                if not test.search(data):
                     continue
             elif rule.when is not None:
                 ctx = ctx or {"event": name, "id": frame_id, "data": data}
@@ -271,8 +273,14 @@ class EventSorter:
             SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes).feed, chunks) if sse \
             else map(_alone, self._frames(chunks, max_event_bytes=max_event_bytes))
         by_id = self._id
+        shape: Shape | None = None  # an answer piece's text around its string, once one is sorted (rig...shape)
+        takes = 0
         for frame in chain.from_iterable(batches):
             name, frame_id = frame.event, frame.id
+            if shape is not None and shape.fits(name, frame.data):  # a piece like the last one: not read again
+                frame.event, frame.deferred = shape.rule.name, (shape.rule, name, frame_id, None, frame_id, opts)
+                yield frame
+                continue
             data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
             found = self._match(name, frame_id, data, opts)
             if found is None:
@@ -283,6 +291,9 @@ class EventSorter:
             if rule.lazy and (answered or rule.type != "token"):
                 if sse:  # the parser's own event, renamed for its rule; its data read again from its text if typed
                     frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, raw_id, opts)
+                    if shape is None and answered and by_id is None and takes < MAX_TAKES and rule.type == "token":
+                        takes += 1
+                        shape = take(name, frame.data, data, rule, self._tried[name])
                     yield frame
                 else:
                     yield RawEvent(rule.name, frame_id, "", frame.recv_ns, None,

@@ -1,0 +1,89 @@
+"""An answer's pieces known by their text: a token event that differs from the last one sorted only inside the
+answer's own string is sorted the same way, without reading its JSON again.
+
+Most streams send each piece of the answer as the same JSON with one string changed (an OpenAI chunk's
+`choices[0].delta.content`); reading that JSON and testing the rules on it is most of what sorting a token costs.
+A `Shape` is taken from one token event that was read and sorted in full: its text up to the answer string's
+opening quote (`head`) and from its closing quote on (`tail`). A later event whose text is `head`, then at least one
+character with no quote, backslash or control character, then `tail`, parses to the same JSON but for that string:
+a plain string, not empty. The shape is taken only where that cannot change which rule sorts it:
+
+- the answer's string is found where the rule reads it, proven when the shape is taken: the text with that string
+  replaced is read again and the rule finds the replacement (`take`);
+- the rule tests only that the string is there (truthy: any non-empty string is), and each rule tried before it
+  reads the data alone by a plain path that either misses the string's path or only tests what is there (a
+  comparison on the string, or on an object that holds it, could change; `rig.adapters.http.fastpath`).
+
+Anything else — another rule's JMESPath, a rule that reads the event's name or id, a stream whose events are
+told apart by id rules — takes no shape, and every event is read in full as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+import orjson
+
+from rig.adapters.http.fastpath import FastPath
+
+PROBE = "\x00rig-shape-probe"
+_NOT_PLAIN = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # what would end a string early, escape or break it
+
+
+class Sorted(Protocol):
+    """A stream rule as the sorter holds it: its data-only test (`when_data`), if it has one, and its type."""
+
+    @property
+    def when_data(self) -> Any: ...
+
+    @property
+    def type(self) -> str: ...
+
+
+class Shape:
+    """The text of a token event around its answer string: `fits(name, text)` says a frame is one like it."""
+
+    __slots__ = ("name", "rule", "head", "tail", "least")
+
+    def __init__(self, name: str | None, rule: Any, head: str, tail: str) -> None:
+        self.name, self.rule, self.head, self.tail = name, rule, head, tail
+        self.least = len(head) + len(tail)  # the text of a fitting event is longer: its string is not empty
+
+    def fits(self, name: str | None, text: str) -> bool:
+        """Whether an event of this name and data text is this shape's rule's, its string plain and not empty."""
+        return (name == self.name and len(text) > self.least and text.startswith(self.head)
+                and text.endswith(self.tail) and _NOT_PLAIN.search(text, len(self.head), len(text) - len(self.tail))
+                is None)
+
+
+def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sorted, ...]) -> Shape | None:
+    """The shape of a token event `rule` sorted (`data` its JSON, read from `text`; `tried` the rules tested before
+    it, in order), or None where one would not be sound or its string cannot be found in its text."""
+    test = rule.when_data
+    if rule.type != "token" or not isinstance(test, FastPath) or not test.reads_value():
+        return None
+    steps = test.steps
+    assert steps is not None
+    for before in tried:
+        if before is rule:
+            break
+        if not isinstance(before.when_data, FastPath) or not before.when_data.misses(steps):
+            return None
+    value = test.search(data)
+    if not isinstance(value, str) or not value:
+        return None
+    quoted = orjson.dumps(value).decode()
+    at = text.find(quoted)
+    for _ in range(2):  # the first two places it is spelled so; a spelling with escapes is not looked for
+        if at < 0:
+            return None
+        end = at + len(quoted)
+        try:
+            probe = orjson.loads(text[:at] + orjson.dumps(PROBE).decode() + text[end:])
+        except orjson.JSONDecodeError:
+            probe = None
+        if probe is not None and test.search(probe) == PROBE:
+            return Shape(name, rule, text[:at + 1], text[end - 1:])
+        at = text.find(quoted, at + 1)
+    return None

@@ -1,0 +1,151 @@
+"""An answer piece known by its text (`rig.adapters.http.shape`) is sorted as reading its JSON would sort it: on
+streams built to trip it (escapes, empty pieces, a piece spelled like another field, fields that change, duplicate
+keys, broken JSON, rules that compare the piece), the load path's events, typed, are the gate's events."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rig.adapters.http import frames
+from rig.adapters.http.frames import EventSorter, typed_later
+from rig.adapters.http.shape import take
+from rig.adapters.http.spec import StreamSpec
+from rig.config import load_config
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+OPENAI = load_config(DOCS / "targets" / "openai.rig.yaml").target.http
+assert OPENAI is not None and OPENAI.ask is not None and OPENAI.ask.stream is not None
+TOKEN = {"when": "data.choices[0].delta.content", "type": "token",
+         "data": {"text": "data.choices[0].delta.content", "kind": "'answer'"}}
+DONE = {"when": "data == '[DONE]'", "type": "done", "data": {"state": "'completed'", "reason": "'completed'"}}
+SPECS = {
+    "openai": OPENAI.ask.stream,
+    # rules tried before the token's that read the piece: each makes the shape unsound, so none may be taken
+    "compares the piece first": StreamSpec.model_validate({"format": "sse", "events": [
+        {"when": "data.choices[0].delta.content == 'stop'", "type": "done",
+         "data": {"state": "'completed'", "reason": "'completed'"}}, TOKEN, DONE]}),
+    "compares the last choice first": StreamSpec.model_validate({"format": "sse", "events": [
+        {"when": "data.choices[-1].delta == `{\"content\": \"x\"}`", "type": "ignore"}, TOKEN, DONE]}),
+    "reads the name first": StreamSpec.model_validate({"format": "sse", "events": [
+        {"when": "event == 'x'", "type": "ignore"}, TOKEN, DONE]}),
+    "jmespath first": StreamSpec.model_validate({"format": "sse", "events": [
+        {"when": "contains(data.choices[0].delta.content || '', 'halt')", "type": "done",
+         "data": {"state": "'completed'", "reason": "'completed'"}}, TOKEN, DONE]}),
+}
+
+
+def _chunk(content: Any, *, model: str = "m", created: int = 7, extra: str = "", choices: int = 1) -> str:
+    choice = {"index": 0, "delta": {"content": content}, "finish_reason": None}
+    body = {"id": "c-1", "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": [choice] * choices}
+    return json.dumps(body, ensure_ascii=False)[:-1] + extra + "}"
+
+
+def _spelled(piece: str) -> str:
+    """A chunk whose piece is written as it stands, unescaped: what no JSON encoder writes, but a target may."""
+    return _chunk("@@").replace('"@@"', f'"{piece}"')
+
+
+def _stream(rng: random.Random) -> bytes:
+    pieces = ["a", "Hel", "lo", " world", "m", "c-1", "chat.completion.chunk", "stop", "x", "é", "halt", "0"]
+    out = [_chunk(""), _chunk("first")]
+    for _ in range(rng.randint(5, 40)):
+        kind = rng.random()
+        if kind < 0.55:
+            out.append(_chunk(rng.choice(pieces)))
+        elif kind < 0.60:
+            out.append(_chunk("line\nbreak"))  # escaped in its JSON: read in full
+        elif kind < 0.63:
+            out.append(_chunk('say "hi"'))
+        elif kind < 0.66:
+            out.append(_chunk(""))  # an empty piece is not a token
+        elif kind < 0.69:
+            out.append(_chunk(None))
+        elif kind < 0.72:
+            out.append(_chunk(rng.choice(pieces), created=8))  # another field changed
+        elif kind < 0.75:
+            out.append(_chunk("a", extra=', "choices": []'))  # a duplicate key: the last one counts
+        elif kind < 0.78:
+            out.append(_chunk("a", choices=2))
+        elif kind < 0.81:
+            out.append(_chunk("m", model="m"))  # the piece spelled like the model, which comes first
+        elif kind < 0.83:
+            out.append(_spelled("tab\there"))  # a raw control character: not JSON
+        elif kind < 0.84:  # a raw quote: the same text around it, but the piece ends early and another follows
+            out.append(_spelled('x"}, "finish_reason": null}], "choices": [{"delta": {"content": "'))
+        elif kind < 0.87:
+            text = _chunk("zz")
+            out.append(text[: text.index('"zz"') + 1] + "unterminated")  # broken JSON: text, no rule's
+        elif kind < 0.90:
+            out.append(_chunk("x", extra=', "usage": {"completion_tokens": 3}'))
+        elif kind < 0.93:
+            out.append(_chunk("stop"))
+        else:
+            out.append(_chunk(rng.choice(pieces) * rng.randint(2, 5)))
+    out.append('{"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 9}}')
+    out.append("[DONE]")
+    return b"".join(b"data: " + line.encode() + b"\n\n" for line in out)
+
+
+def _chunks(stream: bytes, rng: random.Random) -> list[bytes]:
+    """Event by event (as a block-reading transport hands them) or cut anywhere."""
+    if rng.random() < 0.7:
+        return [block + b"\n\n" for block in stream.split(b"\n\n") if block]
+    cuts = sorted(rng.sample(range(1, len(stream)), k=min(len(stream) - 1, 25)))
+    return [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+
+
+def _load_path(sorter: EventSorter, chunks: list[bytes]) -> list[tuple[str, int | None, object]]:
+    out = []
+    for raw in sorter.raw(chunks):
+        event = raw.parsed if raw.parsed is not None else typed_later(raw)
+        out.append((event.event, event.id, event.data))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_stream_sorts_as_reading_each_event_would(name: str) -> None:
+    sorter = EventSorter(SPECS[name])
+    for seed in range(150):
+        rng = random.Random(seed)
+        chunks = _chunks(_stream(rng), rng)
+        eager = [(e.event, e.id, e.data) for e in sorter.events(chunks)]
+        assert _load_path(sorter, chunks) == eager, (name, seed)
+
+
+def test_the_openai_stream_reads_the_json_of_few_of_its_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where it is sound (the documented OpenAI rules) pieces after the first few are not read; where a rule before
+    the token's compares the piece, every event is read."""
+    read: list[str] = []
+    loads = frames._loads
+    monkeypatch.setattr(frames, "_loads", lambda text: read.append(text) or loads(text))
+    stream = "".join(f"data: {_chunk(f'piece {i}')}\n\n" for i in range(50)) + "data: [DONE]\n\n"
+    chunks = [block.encode() + b"\n\n" for block in stream.split("\n\n") if block]
+    events = list(EventSorter(SPECS["openai"]).raw(chunks))
+    assert len(events) == 51 and len(read) <= 3, len(read)
+    read.clear()
+    list(EventSorter(SPECS["compares the piece first"]).raw(chunks))
+    assert len(read) == 51
+
+
+def test_a_shape_is_taken_where_the_piece_is_and_fits_only_a_plain_piece() -> None:
+    sorter = EventSorter(SPECS["openai"])
+    rule = sorter._rules("message")[0]
+    text = _chunk("m")  # "m" is the model too, spelled earlier in the text
+    shape = take("message", text, json.loads(text), rule, sorter._rules("message"))
+    assert shape is not None and shape.head.endswith('"content": "') and shape.tail.startswith('"}')
+    assert shape.fits("message", _chunk("next piece"))
+    assert not shape.fits("other", _chunk("next piece")), "another event name"
+    for other in (_chunk(""), _chunk("a\nb"), _chunk('a"b'), _chunk("a\\b"), _chunk("x", created=8),
+                  _chunk("a", model="n"), _chunk(None)):
+        assert not shape.fits("message", other), other
+    for name in ("compares the piece first", "compares the last choice first", "reads the name first",
+                 "jmespath first"):
+        other = EventSorter(SPECS[name])
+        rules = other._rules("message")
+        assert take("message", text, json.loads(text), rules[1], rules) is None, name
