@@ -64,12 +64,13 @@ class RunTranscript(BaseModel):
         token_names: set[str] = set()
         answered = False
         skipped = 0
+        pieces = self.piece_ns
         head, tail = raw[:-TAIL] if len(raw) > TAIL else [], raw[-TAIL:]
-        for r in head:
-            if r.event in settled and r.parsed is None:
+        for r in head:  # runs for every event of a load's run
+            if r.parsed is None and r.event in settled:
                 skipped += 1
                 if answered and r.event in token_names:
-                    self.piece_ns.append(r.recv_ns)
+                    pieces.append(r.recv_ns)
                 continue
             event = typed(r)
             self.events.append(event)

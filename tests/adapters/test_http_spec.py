@@ -66,6 +66,21 @@ def test_a_placeholder_alone_keeps_its_type_and_none_leaves_the_key_out() -> Non
     assert r.content_type == "application/json"
 
 
+def test_a_template_filled_again_is_filled_anew() -> None:
+    """A request's template is worked out once and filled per question: no filling shares anything mutable with
+    another, nor changes the template."""
+    request = Request.model_validate({"method": "POST", "path": "/q", "json": {
+        "messages": [{"role": "user", "content": "{content}"}], "options": {"stream": True}, "scope": "{scope?}"}})
+    first = render(request, {"content": "one", "scope": ["d1"]})
+    first.record_body["messages"].append("changed")
+    first.record_body["options"]["stream"] = False
+    second = render(request, {"content": "two", "scope": []})
+    assert second.record_body == {"messages": [{"role": "user", "content": "two"}], "options": {"stream": True}}
+    assert second.body == b'{"messages": [{"role": "user", "content": "two"}], "options": {"stream": true}}'
+    assert request.json_body == {"messages": [{"role": "user", "content": "{content}"}], "options": {"stream": True},
+                                 "scope": "{scope?}"}
+
+
 def test_an_environment_placeholder_is_read_at_send_time(monkeypatch: pytest.MonkeyPatch) -> None:
     request = Request.model_validate({"path": "/x", "headers": {"x-api-key": "{env:RIG_TEST_KEY}"}})
     with pytest.raises(ConfigError, match="RIG_TEST_KEY"):

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from rig.jsonvalue import ForeignJson
 
 _ALONE = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_:]*)(\?)?\}$")
 _OMIT = object()
+_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False) without making one each time
 
 
 @dataclass
@@ -70,25 +72,58 @@ class _Formatter(string.Formatter):
         return super().format_field(value, format_spec)
 
 
+Filler = Callable[[ForeignJson], Any]
+_FILLERS: dict[tuple[int, bool], tuple[Any, Filler]] = {}  # by template value (held, so its id stays its own)
+
+
 def fill(value: Any, variables: ForeignJson, *, text: bool = False) -> Any:
     """The template value with its placeholders filled (`text`: always a string, for paths and headers)."""
+    key = (id(value), text)
+    known = _FILLERS.get(key)
+    if known is None or known[0] is not value:
+        if len(_FILLERS) >= 4096:
+            _FILLERS.clear()
+        known = _FILLERS[key] = (value, _filler(value, text))
+    return known[1](variables)
+
+
+def _filler(value: Any, text: bool) -> Filler:
+    """`fill` of one template value, worked out once: what is literal, what is one placeholder alone, what is
+    formatted — a load fills the same request for every question it asks."""
     if isinstance(value, str):
         if "{" not in value and "}" not in value:  # a literal (most of a template): nothing to format
-            return value
+            return lambda variables: value
         alone = _ALONE.match(value)
         if alone and not text:
-            found = _lookup(alone.group(1), variables)
-            empty = found is None or (alone.group(2) == "?" and found in ("", [], {}))
-            return _OMIT if empty else found
-        return _Formatter(variables).format(value)
+            return _alone(alone.group(1), alone.group(2) == "?")
+        return lambda variables: _Formatter(variables).format(value)
     if isinstance(value, dict):
-        filled = {k: fill(v, variables, text=text) for k, v in value.items()}
-        kept = {k: v for k, v in filled.items() if v is not _OMIT}
-        return _OMIT if value and not kept else kept
+        entries = [(k, _filler(v, text)) for k, v in value.items()]
+
+        def mapping(variables: ForeignJson) -> Any:
+            kept = {}
+            for k, part in entries:
+                filled = part(variables)
+                if filled is not _OMIT:
+                    kept[k] = filled
+            return _OMIT if entries and not kept else kept
+        return mapping
     if isinstance(value, list):
-        items = [v for v in (fill(x, variables, text=text) for x in value) if v is not _OMIT]
-        return _OMIT if value and not items else items
-    return value
+        items = [_filler(x, text) for x in value]
+
+        def sequence(variables: ForeignJson) -> Any:
+            kept = [filled for filled in (part(variables) for part in items) if filled is not _OMIT]
+            return _OMIT if items and not kept else kept
+        return sequence
+    return lambda variables: value
+
+
+def _alone(name: str, optional: bool) -> Filler:
+    """A placeholder alone: the variable with its type, left out (`_OMIT`) when None — or empty, when `optional`."""
+    def one(variables: ForeignJson) -> Any:
+        found = _lookup(name, variables)
+        return _OMIT if found is None or (optional and found in ("", [], {})) else found
+    return one
 
 
 def _mapping(filled: Any) -> ForeignJson:
@@ -116,7 +151,7 @@ def render(request: Request, variables: ForeignJson) -> Rendered:
     if request.json_body is not None:
         record = fill(request.json_body, variables)
         record = None if record is _OMIT else record
-        body, content_type = json.dumps(record, ensure_ascii=False).encode(), "application/json"
+        body, content_type = _JSON.encode(record).encode(), "application/json"
     elif request.form is not None:
         record = _mapping(fill(request.form, variables))
         body, content_type = urlencode(record, doseq=True).encode(), "application/x-www-form-urlencoded"
