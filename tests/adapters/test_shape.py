@@ -1,4 +1,5 @@
-"""An answer piece known by its text (`rig.adapters.http.shape`) is sorted as reading its JSON would sort it: on
+"""A load sorts some frames without reading their JSON — an answer piece known by its text
+(`rig.adapters.http.shape`), a frame whose SSE name alone decides its rule — and sorts them as reading it would: on
 streams built to trip it (escapes, empty pieces, a piece spelled like another field, fields that change, duplicate
 keys, broken JSON, rules that compare the piece), the load path's events, typed, are the gate's events."""
 
@@ -149,3 +150,26 @@ def test_a_shape_is_taken_where_the_piece_is_and_fits_only_a_plain_piece() -> No
         other = EventSorter(SPECS[name])
         rules = other._rules("message")
         assert take("message", text, json.loads(text), rules[1], rules) is None, name
+
+
+def test_a_frame_its_name_sorts_is_not_read_on_a_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules by SSE event name alone (the reference target described in YAML): after the first answer text only the
+    end is read; reasoning before it, a status, citations and the end type as the gate types them."""
+    http = load_config(DOCS / "http-target.rig.yaml").target.http
+    assert http is not None and http.events is not None
+    blocks = [("status", {"stage": "retrieving"}), ("token", {"text": "think", "kind": "reasoning"}),
+              ("token", {"text": "", "kind": "answer"}), ("token", {"text": "An", "kind": "answer"})]
+    blocks += [("token", {"text": f" piece {i}", "kind": "answer", "ts_ms": i}) for i in range(40)]
+    blocks += [("citation", {"doc_id": "d", "page": 2}), ("unnamed-kind", {"x": 1}),
+               ("done", {"state": "completed", "reason": "completed"})]
+    stream = "".join(f"id: {i}\nevent: {name}\ndata: {json.dumps(data)}\n\n" for i, (name, data) in enumerate(blocks))
+    chunks = [block.encode() + b"\n\n" for block in stream.split("\n\n") if block]
+    sorter = EventSorter(http.events.stream)
+    eager = [(e.event, e.id, e.data) for e in sorter.events(chunks)]
+    read: list[str] = []
+    loads = frames._loads
+    monkeypatch.setattr(frames, "_loads", lambda text: read.append(text) or loads(text))
+    assert _load_path(sorter, chunks) == eager
+    read.clear()
+    list(sorter.raw(chunks))
+    assert len(read) == 5, read  # the tokens up to the answer's first text, a frame no rule names (to find none), the end

@@ -207,6 +207,15 @@ class EventSorter:
             compiled = _Rule(rule, index)
             (self._by_name.setdefault(rule.event, []) if rule.event is not None else self._any).append(compiled)
         self._tried: dict[str | None, tuple[_Rule, ...]] = {}  # per frame name, the rules tried in order (built once)
+        # a load defers a frame its name alone sorts without reading its data: the first rule tried tests nothing
+        self._named = {name: self._untested(self._rules(name)) for name in self._by_name}
+        self._unnamed = self._untested(tuple(self._any))  # a name no rule names: the rules without one
+
+    @staticmethod
+    def _untested(rules: tuple[_Rule, ...]) -> _Rule | None:
+        """The rule that sorts every frame these rules are tried on, whatever its data, where it is deferred."""
+        first = rules[0] if rules else None
+        return first if first is not None and first.when is None and first.lazy else None
 
     def _rules(self, name: str | None) -> tuple[_Rule, ...]:
         rules = self._tried[name] = tuple(self._by_name.get(name or "", [])) + tuple(self._any)
@@ -273,6 +282,7 @@ class EventSorter:
             SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes).feed, chunks) if sse \
             else map(_alone, self._frames(chunks, max_event_bytes=max_event_bytes))
         by_id = self._id
+        named, unnamed = self._named, self._unnamed
         shape: Shape | None = None  # an answer piece's text around its string, once one is sorted (rig...shape)
         takes = 0
         for frame in chain.from_iterable(batches):
@@ -281,6 +291,12 @@ class EventSorter:
                 frame.event, frame.deferred = shape.rule.name, (shape.rule, name, frame_id, None, frame_id, opts)
                 yield frame
                 continue
+            if sse and by_id is None:  # sorted by its name alone: not read either
+                rule = named.get(name, unnamed)
+                if rule is not None and (answered or rule.type != "token"):
+                    frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, frame_id, opts)
+                    yield frame
+                    continue
             data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
             found = self._match(name, frame_id, data, opts)
             if found is None:
