@@ -10,11 +10,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from rig.adapters.http import frames
 from rig.adapters.http.frames import EventSorter, typed_later
-from rig.adapters.http.shape import take
+from rig.adapters.http.shape import _STRING, take
 from rig.adapters.http.spec import StreamSpec
 from rig.config import load_config
 
@@ -40,11 +41,12 @@ SPECS = {
 }
 
 
-def _chunk(content: Any, *, model: str = "m", created: int = 7, extra: str = "", choices: int = 1) -> str:
+def _chunk(content: Any, *, model: str = "m", created: int = 7, extra: str = "", choices: int = 1,
+           ascii_only: bool = False) -> str:
     choice = {"index": 0, "delta": {"content": content}, "finish_reason": None}
     body = {"id": "c-1", "object": "chat.completion.chunk", "created": created, "model": model,
             "choices": [choice] * choices}
-    return json.dumps(body, ensure_ascii=False)[:-1] + extra + "}"
+    return json.dumps(body, ensure_ascii=ascii_only)[:-1] + extra + "}"
 
 
 def _spelled(piece: str) -> str:
@@ -53,14 +55,17 @@ def _spelled(piece: str) -> str:
 
 
 def _stream(rng: random.Random) -> bytes:
-    pieces = ["a", "Hel", "lo", " world", "m", "c-1", "chat.completion.chunk", "stop", "x", "é", "halt", "0"]
+    pieces = ["a", "Hel", "lo", " world", "m", "c-1", "chat.completion.chunk", "stop", "x", "é", "halt", "0", "中文",
+              "\U0001F600", "a\\b", "\x00"]
     out = [_chunk(""), _chunk("first")]
     for _ in range(rng.randint(5, 40)):
         kind = rng.random()
-        if kind < 0.55:
+        if kind < 0.45:
             out.append(_chunk(rng.choice(pieces)))
+        elif kind < 0.55:
+            out.append(_chunk(rng.choice(pieces), ascii_only=True))  # é, 中 as \\u escapes
         elif kind < 0.60:
-            out.append(_chunk("line\nbreak"))  # escaped in its JSON: read in full
+            out.append(_chunk("line\nbreak"))  # escaped in its JSON
         elif kind < 0.63:
             out.append(_chunk('say "hi"'))
         elif kind < 0.66:
@@ -134,17 +139,21 @@ def test_the_openai_stream_reads_the_json_of_few_of_its_pieces(monkeypatch: pyte
     assert len(read) == 51
 
 
-def test_a_shape_is_taken_where_the_piece_is_and_fits_only_a_plain_piece() -> None:
+def test_a_shape_is_taken_where_the_piece_is_and_fits_only_a_string_that_is_not_empty() -> None:
     sorter = EventSorter(SPECS["openai"])
     rule = sorter._rules("message")[0]
     text = _chunk("m")  # "m" is the model too, spelled earlier in the text
     shape = take("message", text, json.loads(text), rule, sorter._rules("message"))
     assert shape is not None and shape.head.endswith('"content": "') and shape.tail.startswith('"}')
-    assert shape.fits("message", _chunk("next piece"))
+    for piece in ("next piece", "a\nb", 'a"b', "a\\b", "中文", "\U0001F600", "\x00"):  # JSON's escapes, either encoder
+        assert shape.fits("message", _chunk(piece)) and shape.fits("message", _chunk(piece, ascii_only=True)), piece
     assert not shape.fits("other", _chunk("next piece")), "another event name"
-    for other in (_chunk(""), _chunk("a\nb"), _chunk('a"b'), _chunk("a\\b"), _chunk("x", created=8),
+    for other in (_chunk(""), _spelled("a\tb"), _spelled('a"b'), _spelled("a\\q"), _spelled("\\ud800"),
+                  _spelled("\\ud83d"), _spelled("\\ude00\\ud83d"), _spelled("\\x41"), _chunk("x", created=8),
                   _chunk("a", model="n"), _chunk(None)):
         assert not shape.fits("message", other), other
+    escaped = _chunk("中文", ascii_only=True)  # a piece spelled in ASCII escapes is found too
+    assert take("message", escaped, json.loads(escaped), rule, sorter._rules("message")) is not None
     for name in ("compares the piece first", "compares the last choice first", "reads the name first",
                  "jmespath first"):
         other = EventSorter(SPECS[name])
@@ -173,3 +182,21 @@ def test_a_frame_its_name_sorts_is_not_read_on_a_load(monkeypatch: pytest.Monkey
     read.clear()
     list(sorter.raw(chunks))
     assert len(read) == 5, read  # the tokens up to the answer's first text, a frame no rule names (to find none), the end
+
+
+def test_what_a_shape_takes_for_a_string_a_json_reader_reads_as_one() -> None:
+    """Every inside `_STRING` takes is a string orjson reads and that is not empty; every non-empty string either
+    encoder writes is taken (random texts of quotes, backslashes, escape letters, hex digits, surrogate halves)."""
+    alphabet = ['a', 'é', '中', '"', '\\', '/', 'b', 'n', 'u', '0', 'd', '8', 'D', 'c', 'f', 'F', '\x01', '\t',
+                '\U0001F600', ' ']
+    rng = random.Random(7)
+    taken = 0
+    for _ in range(40_000):
+        inside = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        if _STRING.fullmatch(inside):
+            taken += 1
+            assert orjson.loads(f'"{inside}"') != "", inside
+        text = inside or "x"
+        for spelled in (json.dumps(text), json.dumps(text, ensure_ascii=False), orjson.dumps(text).decode()):
+            assert _STRING.fullmatch(spelled[1:-1]), spelled
+    assert taken > 5_000

@@ -4,9 +4,10 @@ answer's own string is sorted the same way, without reading its JSON again.
 Most streams send each piece of the answer as the same JSON with one string changed (an OpenAI chunk's
 `choices[0].delta.content`); reading that JSON and testing the rules on it is most of what sorting a token costs.
 A `Shape` is taken from one token event that was read and sorted in full: its text up to the answer string's
-opening quote (`head`) and from its closing quote on (`tail`). A later event whose text is `head`, then at least one
-character with no quote, backslash or control character, then `tail`, parses to the same JSON but for that string:
-a plain string, not empty. The shape is taken only where that cannot change which rule sorts it:
+opening quote (`head`) and from its closing quote on (`tail`). A later event whose text is `head`, then the inside
+of a JSON string that is not empty (`_STRING`: no quote, backslash or control character but JSON's own escapes),
+then `tail`, parses to the same JSON but for that string, which is not empty. The shape is taken only where that
+cannot change which rule sorts it:
 
 - the answer's string is found where the rule reads it, proven when the shape is taken: the text with that string
   replaced is read again and the rule finds the replacement (`take`);
@@ -20,6 +21,7 @@ told apart by id rules — takes no shape, and every event is read in full as be
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Protocol
 
@@ -28,7 +30,11 @@ import orjson
 from rig.adapters.http.fastpath import FastPath
 
 PROBE = "\x00rig-shape-probe"
-_NOT_PLAIN = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # what would end a string early, escape or break it
+# the inside of a JSON string that is not empty: characters but a quote, a backslash or a control character; the
+# escapes JSON has; a \u escape of a surrogate only as a pair (a JSON reader refuses one alone)
+_STRING = re.compile(r'(?:[^"\\\x00-\x1f\ud800-\udfff]++|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
+                     r'|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})++')
+_SPECIAL = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # most pieces have none of these: `_STRING` is not needed
 
 
 class Sorted(Protocol):
@@ -52,9 +58,11 @@ class Shape:
 
     def fits(self, name: str | None, text: str) -> bool:
         """Whether an event of this name and data text is this shape's rule's, its string plain and not empty."""
-        return (name == self.name and len(text) > self.least and text.startswith(self.head)
-                and text.endswith(self.tail) and _NOT_PLAIN.search(text, len(self.head), len(text) - len(self.tail))
-                is None)
+        if name != self.name or len(text) <= self.least or not text.startswith(self.head) \
+                or not text.endswith(self.tail):
+            return False
+        inside, end = len(self.head), len(text) - len(self.tail)
+        return _SPECIAL.search(text, inside, end) is None or _STRING.fullmatch(text, inside, end) is not None
 
 
 def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sorted, ...]) -> Shape | None:
@@ -73,17 +81,17 @@ def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sort
     value = test.search(data)
     if not isinstance(value, str) or not value:
         return None
-    quoted = orjson.dumps(value).decode()
-    at = text.find(quoted)
-    for _ in range(2):  # the first two places it is spelled so; a spelling with escapes is not looked for
-        if at < 0:
-            return None
-        end = at + len(quoted)
-        try:
-            probe = orjson.loads(text[:at] + orjson.dumps(PROBE).decode() + text[end:])
-        except orjson.JSONDecodeError:
-            probe = None
-        if probe is not None and test.search(probe) == PROBE:
-            return Shape(name, rule, text[:at + 1], text[end - 1:])
-        at = text.find(quoted, at + 1)
+    for quoted in dict.fromkeys((orjson.dumps(value).decode(), json.dumps(value))):  # as UTF-8, as ASCII escapes
+        at = text.find(quoted)
+        for _ in range(2):  # the first two places it is spelled so
+            if at < 0:
+                break
+            end = at + len(quoted)
+            try:
+                probe = orjson.loads(text[:at] + orjson.dumps(PROBE).decode() + text[end:])
+            except orjson.JSONDecodeError:
+                probe = None
+            if probe is not None and test.search(probe) == PROBE:
+                return Shape(name, rule, text[:at + 1], text[end - 1:])
+            at = text.find(quoted, at + 1)
     return None
