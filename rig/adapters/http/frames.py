@@ -287,16 +287,13 @@ class EventSorter:
         takes = 0
         for frame in chain.from_iterable(batches):
             name, frame_id = frame.event, frame.id
-            if shape is not None and shape.fits(name, frame.data):  # a piece like the last one: not read again
-                frame.event, frame.deferred = shape.rule.name, (shape.rule, name, frame_id, None, frame_id, opts)
+            # sorted without reading it: an answer piece like the last one (`shape`), or a frame its name sorts
+            rule = shape.rule if shape is not None and shape.fits(name, frame.data) else \
+                named.get(name, unnamed) if sse and by_id is None else None
+            if rule is not None and (answered or rule.type != "token"):
+                frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, frame_id, opts)
                 yield frame
                 continue
-            if sse and by_id is None:  # sorted by its name alone: not read either
-                rule = named.get(name, unnamed)
-                if rule is not None and (answered or rule.type != "token"):
-                    frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, frame_id, opts)
-                    yield frame
-                    continue
             data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
             found = self._match(name, frame_id, data, opts)
             if found is None:
