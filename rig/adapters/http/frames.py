@@ -273,8 +273,8 @@ class EventSorter:
         an answer's tokens up to the first with text (a stream closed without an end is judged by them), lists
         (`each`) and the end, which are typed as `events` types them. Same stamps, same end, same drain.
 
-        This runs for every token of every stream a load reads: an SSE event is sorted as the parser made it (no
-        frame object, no `{event, id, data}` around data a rule reads alone), and a deferred one is a tuple."""
+        Runs for every token a load reads: an answer piece that fits its stream's shape (`shape.py`) and a frame its
+        SSE name alone sorts (`_untested`) are deferred unread; a deferred one is the parser's own event, a tuple added."""
         opts = opts or rule_options()
         answered = False
         sse = self.format == "sse"

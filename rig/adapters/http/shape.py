@@ -57,7 +57,8 @@ class Shape:
         self.least = len(head) + len(tail)  # the text of a fitting event is longer: its string is not empty
 
     def fits(self, name: str | None, text: str) -> bool:
-        """Whether an event of this name and data text is this shape's rule's, its string plain and not empty."""
+        """Whether an event of this name and data text is this shape's rule's: its head and tail, and between them the
+        inside of a JSON string that is not empty."""
         if name != self.name or len(text) <= self.least or not text.startswith(self.head) \
                 or not text.endswith(self.tail):
             return False
