@@ -118,11 +118,14 @@ class SseParser:
         if not chunk:
             return []
         stamp = now_ns() if recv_ns is None else recv_ns
-        if chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2 and chunk[-1] == 10 \
-                and b"\r" not in chunk and not self._dirty and not self._lines.holding \
+        if chunk[-2:] == b"\n\n" and chunk[:6] == b"data: " and not self._dirty and not self._lines._pending \
                 and len(chunk) <= self.max_event_bytes:
-            # one whole event of one data line, as a block-reading transport hands most tokens
-            return [RawEvent("message", None, chunk[6:-2].decode("utf-8", "replace"), stamp)]
+            # one whole event of one data line, as a block-reading transport hands most tokens: no other line end
+            # in it (a CR or LF byte is always that character in UTF-8, whatever surrounds it); tested by slices
+            # and on the text, which cost less than bytes' own `in`, `find` and `startswith`
+            text = chunk[6:-2].decode("utf-8", "replace")
+            if "\n" not in text and "\r" not in text:
+                return [RawEvent("message", None, text, stamp)]
         if chunk.endswith(b"\n\n") and b"\r" not in chunk and len(chunk) <= self.max_event_bytes:
             # whole event blocks, as a block-reading transport hands them; an event begun in an earlier chunk is
             # finished line by line first

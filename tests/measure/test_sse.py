@@ -65,7 +65,8 @@ def test_read_events_gives_what_the_parser_gives_whatever_the_chunks() -> None:
     `read_events` gives the same events as the parser fed a byte at a time."""
     import itertools
 
-    for a, b in itertools.product(SPELLINGS + [b"data: x\r\n\n", b"data: a\rb\n\n", b"data: \n\n"], repeat=2):
+    odd = [b"data: x\r\n\n", b"data: a\rb\n\n", b"data: \n\n", b"data: \xe7\xad\n\n", b"data: \xff\r\n\n", b"data: a\nb\n\n"]
+    for a, b in itertools.product(SPELLINGS + odd, repeat=2):
         stream = a + b
         by_byte = SseParser()
         want = [(e.id, e.event, e.data) for i in range(len(stream)) for e in by_byte.feed(stream[i:i + 1], 1)]
