@@ -99,9 +99,14 @@ def _stream(rng: random.Random) -> bytes:
 
 
 def _chunks(stream: bytes, rng: random.Random) -> list[bytes]:
-    """Event by event (as a block-reading transport hands them) or cut anywhere."""
-    if rng.random() < 0.7:
-        return [block + b"\n\n" for block in stream.split(b"\n\n") if block]
+    """Event by event (as a block-reading transport hands them), a few whole events at once, or cut anywhere."""
+    kind = rng.random()
+    blocks = [block + b"\n\n" for block in stream.split(b"\n\n") if block]
+    if kind < 0.5:
+        return blocks
+    if kind < 0.75:
+        cuts = sorted(rng.sample(range(1, len(blocks)), k=min(len(blocks) - 1, rng.randint(1, 10))))
+        return [b"".join(blocks[a:b]) for a, b in zip([0, *cuts], [*cuts, len(blocks)], strict=True)]
     cuts = sorted(rng.sample(range(1, len(stream)), k=min(len(stream) - 1, 25)))
     return [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
 
@@ -200,3 +205,20 @@ def test_what_a_shape_takes_for_a_string_a_json_reader_reads_as_one() -> None:
         for spelled in (json.dumps(text), json.dumps(text, ensure_ascii=False), orjson.dumps(text).decode()):
             assert _STRING.fullmatch(spelled[1:-1]), spelled
     assert taken > 5_000
+
+
+def test_a_short_text_that_is_not_json_is_tried_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream's sentinel (`[DONE]`) is text, not JSON: known after one try (no exception per run); a long text and
+    JSON are read every time."""
+    tried: list[str | bytes] = []
+    loads = orjson.loads
+    monkeypatch.setattr(orjson, "loads", lambda text: tried.append(text) or loads(text))
+    monkeypatch.setattr(frames, "_NOT_JSON", {})
+    long_text = "not json " * 10
+    for _ in range(3):
+        assert frames._loads("[DONE]") == "[DONE]"
+        assert frames._loads(b"[DONE]\xff") == "[DONE]\ufffd"
+        assert frames._loads(long_text) == long_text
+        assert frames._loads('{"a": 1}') == {"a": 1}
+    assert tried.count("[DONE]") == 1 and tried.count(b"[DONE]\xff") == 1
+    assert tried.count(long_text) == 3 and tried.count('{"a": 1}') == 3

@@ -50,11 +50,21 @@ class Frame:
         return {"event": self.event, "id": self.id, "data": self.data}
 
 
+_NOT_JSON: dict[str | bytes, str] = {}  # short texts found not to be JSON (a stream's `[DONE]`): not tried again
+
+
 def _loads(text: str | bytes) -> Any:
+    """The JSON a frame's data holds, or its text where it is not JSON."""
+    known = _NOT_JSON.get(text)
+    if known is not None:
+        return known
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return text if isinstance(text, str) else text.decode("utf-8", "replace")
+        plain = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        if len(text) <= 64 and len(_NOT_JSON) < 256:  # the sentinels a stream repeats, never a stream's pieces
+            _NOT_JSON[text] = plain
+        return plain
 
 
 def sse_frames(chunks: Iterable[bytes], *, max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[Frame]:
@@ -182,9 +192,25 @@ Deferred = tuple  # (rule, frame name, frame id, frame data, raw id, opts): a fr
 # tree of dicts each.
 
 
+class _Unread(dict[tuple[Any, str], Deferred]):
+    """A stream's deferral of each rule and frame name whose frames are sorted unread, made once: (rule, name, opts),
+    the id and data being the frame's own. Tokens share it rather than each holding a tuple until its run ends."""
+
+    def __init__(self, opts: Any) -> None:
+        super().__init__()
+        self.opts = opts
+
+    def __missing__(self, key: tuple[Any, str]) -> Deferred:
+        self[key] = deferred = (*key, self.opts)
+        return deferred
+
+
 def typed_later(raw: RawEvent) -> Event:
     """The rig's event of a frame `EventSorter.raw` deferred: what `EventSorter.events` makes of it, same stamp."""
-    rule, name, frame_id, data, raw_id, opts = raw.deferred
+    if len(raw.deferred) == 3:  # sorted unread (`_Unread`)
+        (rule, name, opts), frame_id, data, raw_id = raw.deferred, raw.id, None, raw.id
+    else:
+        rule, name, frame_id, data, raw_id, opts = raw.deferred
     if data is None:
         data = _loads(raw.data) if raw.data else {}
     read = data if rule.data is None else rule.data.read({"event": name, "id": frame_id, "data": data}, opts)
@@ -268,51 +294,50 @@ class EventSorter:
 
     def raw(self, chunks: Iterable[bytes], opts: jmespath.Options | None = None, *,
             max_event_bytes: int = MAX_EVENT_BYTES) -> Generator[RawEvent, None, None]:
-        """The same events for the load path, sorted but typed only where that is needed: each frame is matched to
-        its rule (so its raw name, `event#rule`, says what it is) and its data read later (`typed_later`) — except
-        an answer's tokens up to the first with text (a stream closed without an end is judged by them), lists
-        (`each`) and the end, which are typed as `events` types them. Same stamps, same end, same drain.
+        """The same events for the load path, sorted but typed only where needed: each frame matched to its rule
+        (its raw name, `event#rule`, says which) and its data read later (`typed_later`) — but an answer's tokens up to
+        the first with text, lists (`each`) and the end, typed as `events` types them. Same stamps, end and drain.
 
         Runs for every token a load reads: an answer piece that fits its stream's shape (`shape.py`) and a frame its
-        SSE name alone sorts (`_untested`) are deferred unread; a deferred one is the parser's own event, a tuple added."""
+        SSE name alone sorts (`_untested`) are deferred unread: the parser's own event, one deferral per rule and name."""
         opts = opts or rule_options()
-        answered = False
+        answered, takes = False, 0
         sse = self.format == "sse"
         batches: Iterator[Iterable[Any]] = map(  # each chunk's events, parsed with no generator between
             SseParser(max_event_bytes=max_event_bytes, max_line_bytes=max_event_bytes).feed, chunks) if sse \
             else map(_alone, self._frames(chunks, max_event_bytes=max_event_bytes))
-        by_id = self._id
-        named, unnamed = self._named, self._unnamed
+        by_id, named, unnamed = self._id, self._named, self._unnamed
         shape: Shape | None = None  # an answer piece's text around its string, once one is sorted (rig...shape)
-        takes = 0
+        unread = _Unread(opts)
         for frame in chain.from_iterable(batches):
-            name, frame_id = frame.event, frame.id
-            # sorted without reading it: an answer piece like the last one (`shape`), or a frame its name sorts
-            rule = shape.rule if shape is not None and shape.fits(name, frame.data) else \
-                named.get(name, unnamed) if sse and by_id is None else None
+            name = frame.event
+            if shape is not None and shape.fits(name, frame.data):  # sorted unread: an answer piece like the last
+                frame.event, frame.deferred = shape.rule.name, shape.deferred
+                yield frame
+                continue
+            frame_id = frame.id
+            rule = named.get(name, unnamed) if sse and by_id is None else None  # or unread: a frame its name sorts
             if rule is not None and (answered or rule.type != "token"):
-                frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, frame_id, opts)
+                frame.event, frame.deferred = rule.name, unread[rule, name]
                 yield frame
                 continue
             data = (_loads(frame.data) if frame.data else {}) if sse else frame.data
             found = self._match(name, frame_id, data, opts)
-            if found is None:
-                continue  # no rule sorts it: not an event of the run
+            if found is None or found[0].type == "ignore":
+                continue  # no rule sorts it (not an event of the run), or one that drops it
             rule, ctx = found
             raw_id = frame_id if by_id is None else by_id.search(
                 ctx or {"event": name, "id": frame_id, "data": data}, options=opts)
             if rule.lazy and (answered or rule.type != "token"):
                 if sse:  # the parser's own event, renamed for its rule; its data read again from its text if typed
-                    frame.event, frame.deferred = rule.name, (rule, name, frame_id, None, raw_id, opts)
+                    frame.event, frame.deferred = rule.name, unread[rule, name] if by_id is None else \
+                        (rule, name, frame_id, None, raw_id, opts)
                     if shape is None and answered and by_id is None and takes < MAX_TAKES and rule.type == "token":
-                        takes += 1
-                        shape = take(name, frame.data, data, rule, self._tried[name])
+                        takes, shape = takes + 1, take(name, frame.data, data, rule, self._tried[name], unread[rule, name])
                     yield frame
                 else:
                     yield RawEvent(rule.name, frame_id, "", frame.recv_ns, None,
                                    (rule, name, frame_id, data, raw_id, opts))
-                continue
-            if rule.type == "ignore":
                 continue
             whole = Frame(name, frame_id, data, frame.recv_ns)
             for item in self._data(rule, whole, ctx or whole.context(), opts):

@@ -50,10 +50,11 @@ class Sorted(Protocol):
 class Shape:
     """The text of a token event around its answer string: `fits(name, text)` says a frame is one like it."""
 
-    __slots__ = ("name", "rule", "head", "tail", "least")
+    __slots__ = ("name", "rule", "head", "tail", "least", "deferred")
 
-    def __init__(self, name: str | None, rule: Any, head: str, tail: str) -> None:
+    def __init__(self, name: str | None, rule: Any, head: str, tail: str, deferred: Any = None) -> None:
         self.name, self.rule, self.head, self.tail = name, rule, head, tail
+        self.deferred = deferred  # what a fitting frame is sorted as (the sorter's, passed through)
         self.least = len(head) + len(tail)  # the text of a fitting event is longer: its string is not empty
 
     def fits(self, name: str | None, text: str) -> bool:
@@ -66,9 +67,11 @@ class Shape:
         return _SPECIAL.search(text, inside, end) is None or _STRING.fullmatch(text, inside, end) is not None
 
 
-def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sorted, ...]) -> Shape | None:
+def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sorted, ...],
+         deferred: Any = None) -> Shape | None:
     """The shape of a token event `rule` sorted (`data` its JSON, read from `text`; `tried` the rules tested before
-    it, in order), or None where one would not be sound or its string cannot be found in its text."""
+    it, in order; `deferred` what a fitting frame is sorted as), or None where one would not be sound or its string
+    cannot be found in its text."""
     test = rule.when_data
     if rule.type != "token" or not isinstance(test, FastPath) or not test.reads_value():
         return None
@@ -93,6 +96,6 @@ def take(name: str | None, text: str, data: Any, rule: Sorted, tried: tuple[Sort
             except orjson.JSONDecodeError:
                 probe = None
             if probe is not None and test.search(probe) == PROBE:
-                return Shape(name, rule, text[:at + 1], text[end - 1:])
+                return Shape(name, rule, text[:at + 1], text[end - 1:], deferred)
             at = text.find(quoted, at + 1)
     return None
