@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from rig.adapters import load_adapter_class
+from rig.adapters.http import HttpAdapter
+from rig.config import load_config
 from rig.evidence import EvidenceStore
 from rig.load.options import LoadOptions
 from rig.load.session import run_load
@@ -73,3 +76,27 @@ def test_a_load_on_an_openai_endpoint_reports_the_answers_pace_as_the_endpoint_s
     # scheduling (a ratio, not a time: true on a busy machine too)
     assert 0.5 * server_itl <= rig_itl <= 2.0 * server_itl, (rig_itl, server_itl)
     assert len(sent) >= summary.runs  # every run the rig counted, the endpoint served
+
+
+def test_a_user_that_asks_for_hours_remembers_a_bounded_number_of_runs(
+        endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's session and question are kept for later operations on it (stop, resume, its record), the latest
+    `runs_kept` of them: a load user asks thousands of questions and must not hold them all."""
+    monkeypatch.setenv("RIG_OPENAI_KEY", "sekret-key")
+    monkeypatch.setenv("RIG_OPENAI_MODEL", "mock")
+    config = load_config(ROOT / "docs" / "targets" / "openai.rig.yaml")
+    adapter = load_adapter_class(config.target.adapter).connect(endpoint.url, options=config.target.adapter_options())
+    assert isinstance(adapter, HttpAdapter)
+    adapter.runs_kept = 3
+    try:
+        auth = adapter.login("key-a", "sekret-key")
+        session = adapter.open_session(auth, "", []).session_id
+        runs = []
+        for i in range(7):
+            run_id = adapter.ask(auth, session, f"question {i}").run_id
+            assert list(adapter.raw_events(auth, run_id))  # read to its end, as a load user does
+            runs.append(run_id)
+        assert list(adapter._run_values) == list(adapter._run_sessions) == runs[-3:]
+        assert adapter._run_values[runs[-1]]["content"] == "question 6"
+    finally:
+        adapter.close()

@@ -9,6 +9,8 @@ the spec declares what its records hold. See docs/adapters.md, "a new target wit
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
 import re
 import uuid
 from collections.abc import Callable, Generator, Iterator
@@ -102,6 +104,8 @@ def _compiled(http: ForeignJson) -> _Compiled:
 
 class HttpAdapter(Adapter):
     """A target described by `target.http` (an `HttpSpec`, or its mapping as rig.yaml holds it)."""
+
+    runs_kept = 1024  # the runs whose session and question it remembers for later operations on them: the latest
 
     def __init__(self, base_url: str, *, http: HttpSpec | ForeignJson, chaos_token: str | None = None,
                  transport: Transport | None = None, timeout_s: float = 30.0, stream_timeout_s: float = 120.0) -> None:
@@ -441,8 +445,7 @@ class HttpAdapter(Adapter):
         submitted = fit(Submitted, {**(data or {}), "submit_ns": submit, "accepted_ns": now_ns()}, operation="ask",
                         exchange=exchange, fix="check target.http.ask.result")
         assert ask is not None
-        self._run_sessions[submitted.run_id] = session_id
-        self._run_values[submitted.run_id] = values
+        self._remember(submitted.run_id, session_id, values)
         return submitted
 
     def _ask_streaming(self, auth: Auth | None, session_id: str, values: ForeignJson) -> Submitted:
@@ -475,12 +478,11 @@ class HttpAdapter(Adapter):
                 raise self.http_error(rendered.method, rendered.path, answer)
             attempt, spent = attempt + 1, spent + wait
         data = self._readers["ask"].read({"headers": reply.headers}, self._options(variables)) or {}
-        run_id = str(data.get("run_id") or f"rig-{uuid.uuid4().hex}")
+        run_id = str(data.get("run_id") or _own_run_id())
         self.record(Exchange(rendered.method, rendered.path, reply.status_code, rendered.record_body,
                              {"stream": self._stream.format, "run_id": run_id}, submit, now_ns(), account))
         self._open[run_id] = (cm, reply)
-        self._run_sessions[run_id] = session_id
-        self._run_values[run_id] = variables
+        self._remember(run_id, session_id, variables)
         return Submitted(run_id=run_id, message_id=data.get("message_id"), submit_ns=submit, accepted_ns=now_ns())
 
     def events(self, auth: Auth | None, run_id: str, *, last_event_id: int | None = None,
@@ -499,18 +501,51 @@ class HttpAdapter(Adapter):
         return super().typed(raw)
 
     def _run_stream(self, auth: Auth | None, run_id: str, last_event_id: int | None, timeout_s: float, *,
-                lazy: bool) -> Iterator[Event | RawEvent]:
-        if self._sorter is None:
-            raise CapabilityMissing("ask", detail="target.http configures no stream to read")
-        opts = self._options(self._run_values.get(run_id, {}))
-        if run_id in self._disconnected and run_id not in self._reading:  # stopped before anyone read it
-            self._disconnected.discard(run_id)
+                    lazy: bool) -> Iterator[Event | RawEvent]:
+        """The run's events as the rules sort them (raw, typed later, when `lazy`); after a stop by disconnect, the
+        stream is left and the run ends with the rig's own terminal event (`derived: client_disconnect`). One
+        generator between the sorter and its reader: a load resumes it for every token."""
+        opened = self._opened(auth, run_id, last_event_id, timeout_s)
+        if opened is None:  # stopped before anyone read it
             yield _raw(_disconnect_end()) if lazy else _disconnect_end()
             return
+        cm, reply = opened
+        assert self._sorter is not None
+        self._reading[run_id] = cm
+        read = self._sorter.raw if lazy else self._sorter.events
+        sorted_events: Generator[Event | RawEvent, None, None] = read(
+            reply.chunks(), self._options(self._run_values.get(run_id, {})), max_event_bytes=self.max_event_bytes)
+        try:
+            if run_id not in self._disconnected:
+                try:
+                    for event in sorted_events:
+                        yield event
+                        if run_id in self._disconnected:
+                            break
+                    else:
+                        return
+                except TransportError as exc:
+                    if run_id not in self._disconnected:
+                        raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
+            yield _raw(_disconnect_end()) if lazy else _disconnect_end()
+        finally:
+            sorted_events.close()
+            self._reading.pop(run_id, None)
+            self._disconnected.discard(run_id)
+            cm.__exit__(None, None, None)
+
+    def _opened(self, auth: Auth | None, run_id: str, last_event_id: int | None, timeout_s: float
+                ) -> tuple[AbstractContextManager[StreamReply], StreamReply] | None:
+        """The run's stream: the one its question opened, or the run's events opened again (from `last_event_id`);
+        None for a run stopped before anyone read it."""
+        if self._sorter is None:
+            raise CapabilityMissing("ask", detail="target.http configures no stream to read")
+        if run_id in self._disconnected and run_id not in self._reading:
+            self._disconnected.discard(run_id)
+            return None
         held = self._open.pop(run_id, None)
         if held is not None and last_event_id is None:
-            yield from self._read(run_id, held[0], held[1], opts, lazy)
-            return
+            return held
         if held is not None:
             held[0].__exit__(None, None, None)
         if self.spec.events is None:
@@ -534,35 +569,7 @@ class HttpAdapter(Adapter):
             cm.__exit__(None, None, None)
             raise self.http_error(rendered.method, rendered.path, Reply(reply.status_code, reply.headers, body,
                                                                         reply.reason))
-        yield from self._read(run_id, cm, reply, opts, lazy)
-
-    def _read(self, run_id: str, cm: AbstractContextManager[StreamReply], reply: StreamReply,
-              opts: Any, lazy: bool) -> Iterator[Event | RawEvent]:
-        """The run's events as the rules sort them (raw, typed later, when `lazy`); after a stop by disconnect, the
-        stream is left and the run ends with the rig's own terminal event (`derived: client_disconnect`)."""
-        assert self._sorter is not None
-        self._reading[run_id] = cm
-        read = self._sorter.raw if lazy else self._sorter.events
-        sorted_events: Generator[Event | RawEvent, None, None] = read(
-            reply.chunks(), opts, max_event_bytes=self.max_event_bytes)
-        try:
-            if run_id not in self._disconnected:
-                try:
-                    for event in sorted_events:
-                        yield event
-                        if run_id in self._disconnected:
-                            break
-                    else:
-                        return
-                except TransportError as exc:
-                    if run_id not in self._disconnected:
-                        raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
-            yield _raw(_disconnect_end()) if lazy else _disconnect_end()
-        finally:
-            sorted_events.close()
-            self._reading.pop(run_id, None)
-            self._disconnected.discard(run_id)
-            cm.__exit__(None, None, None)
+        return cm, reply
 
     def run(self, auth: Auth | None, run_id: str) -> RunDetail:
         return self.read("run", auth, RunDetail, run_id=run_id, session_id=self._run_sessions.get(run_id))
@@ -582,8 +589,18 @@ class HttpAdapter(Adapter):
     def resume(self, auth: Auth, run_id: str) -> Resumed:
         resumed = self.read("resume", auth, Resumed, run_id=run_id, session_id=self._run_sessions.get(run_id))
         if run_id in self._run_sessions:
-            self._run_sessions[resumed.run_id] = self._run_sessions[run_id]
+            self._remember(resumed.run_id, self._run_sessions[run_id])
         return resumed
+
+    def _remember(self, run_id: str, session_id: str, values: ForeignJson | None = None) -> None:
+        """Keep a run's session (and the question's variables) for later operations on it; past `runs_kept`, the
+        oldest is forgotten, so a user that asks for hours holds a bounded memory (and the collector a bounded heap)."""
+        self._run_sessions[run_id] = session_id
+        if values is not None:
+            self._run_values[run_id] = values
+        for kept in (self._run_sessions, self._run_values):
+            if len(kept) > self.runs_kept:
+                del kept[next(iter(kept))]
 
     def regenerate(self, auth: Auth, message_id: str, *, traceparent: str | None = None) -> Submitted:
         submit = now_ns()
@@ -649,6 +666,16 @@ class HttpAdapter(Adapter):
             reading.__exit__(None, None, None)
         self._reading.clear()
         super().close()
+
+
+_PROCESS_ID = uuid.uuid4().hex[:16]  # this process's mark on the run ids it makes, beside its pid (a fork keeps the mark)
+_RUN_NUMBERS = itertools.count(1)
+
+
+def _own_run_id() -> str:
+    """A run id for a target that gives none: unique across processes and runs, made without a random draw per run
+    (a load makes one for every question)."""
+    return f"rig-{_PROCESS_ID}-{os.getpid():x}-{next(_RUN_NUMBERS):x}"
 
 
 def _disconnect_end() -> Event:
