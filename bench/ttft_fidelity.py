@@ -5,9 +5,10 @@
 An OpenAI-compatible mock (`workbench.openai_compat`: asyncio, a few percent of a core) streams `--tokens` pieces
 `--delay-ms` apart and logs, per request, when it took the request and when it sent each token (wall clock, ns). At
 each level one Locust process runs that many streams at once, first through the rig — the target described in
-YAML (`docs/targets/openai.rig.yaml`, the HTTP adapter on Locust's client: what `rig load` does) — then through a
-bare reader (a `FastHttpUser` reading lines and stamping the first and last content line), each in a process of its
-own so their CPU is apart. Every request is matched to the server's log by the completion id its chunks carry:
+YAML (`docs/targets/openai.rig.yaml`, the HTTP adapter on Locust's client, its collector settled at the test's start:
+what `rig load` does) — then through a bare reader (a stock `FastHttpUser` reading lines and stamping the first and
+last content line), each in a process of its own so their CPU is apart. Every request is matched to the server's log
+by the completion id its chunks carry:
 
 - TTFT error: the client's submit → first answer piece, minus the server's took → first piece sent;
 - ITL error: the client's mean gap between pieces after the first, minus the server's;
@@ -18,8 +19,9 @@ Requests sent in the first `--warmup` seconds (every user spawning at once) are 
 Ratios are against the bare reader of the same level, in this invocation. CPU per token is compared a second way,
 the one to trust on a machine whose speed drifts between runs (a shared VM's does by ±30 % over minutes): `--cpu-pairs`
 times, a rig reader and a bare reader run side by side at `--cpu-level` streams each, so both see the same machine;
-their median ratio is the figure. Goals (2 cores, 100 streams, 64 tokens at 10 ms): rig TTFT error p50 ≤ 15 ms and
-p99 ≤ 150 ms; rig CPU per token ≤ 1.2× the bare reader's.
+their median ratio is the figure; each pair also prints the garbage collector's share of each reader's CPU. Goals
+(2 cores, 100 streams, 64 tokens at 10 ms): rig TTFT error p50 ≤ 15 ms and p99 ≤ 150 ms; rig CPU per token ≤ 1.2× the
+bare reader's.
 At 200 streams the rig meets the same bound or its client is saturated by `rig load`'s limits (rig.load.headroom),
 which each row says.
 """
@@ -46,13 +48,14 @@ ROOT = HERE.parent
 KEY = "bench-key"
 
 LOCUSTFILE = r'''
-import json, os, re, resource, time
+import gc, json, os, re, resource, time
 import gevent
 from locust import FastHttpUser, task, constant, events
 from rig.adapters import load_adapter_class
 from rig.adapters.models import TokenEvent
 from rig.clock import now_ns, wall_ms
 from rig.config import load_config
+from rig.load.collector import settle_for_load
 from rig.load.transport import LocustTransport
 from rig.measure.transcript import RunTranscript
 from pathlib import Path
@@ -122,7 +125,17 @@ def _lag_probe():
 @events.test_start.add_listener
 def _start(environment, **_kw):
     CPU["start"] = resource.getrusage(resource.RUSAGE_SELF)
+    if READER == "rig":  # as every process `rig load` runs users in does at the test's start (rig.load.collector)
+        settle_for_load()
+    gc.callbacks.append(_collector_time)
     gevent.spawn(_lag_probe)
+
+
+def _collector_time(phase, info):
+    if phase == "start":
+        CPU["gc_began"] = time.process_time()
+    elif "gc_began" in CPU:
+        CPU["gc_s"] = CPU.get("gc_s", 0.0) + time.process_time() - CPU.pop("gc_began")
 
 
 @events.quitting.add_listener
@@ -130,7 +143,7 @@ def _save(environment, **_kw):
     end, start = resource.getrusage(resource.RUSAGE_SELF), CPU["start"]
     cpu_s = (end.ru_utime - start.ru_utime) + (end.ru_stime - start.ru_stime)
     with open(OUT, "w") as fh:
-        json.dump({"rows": ROWS, "lag": LAG, "cpu_s": cpu_s}, fh)
+        json.dump({"rows": ROWS, "lag": LAG, "cpu_s": cpu_s, "gc_s": CPU.get("gc_s", 0.0)}, fh)
 '''
 
 
@@ -192,15 +205,17 @@ def _cpu_pairs(pairs: int, level: int, seconds: int, url: str, config: Path, lf:
     for i in range(pairs):
         outs = {r: tmp / f"pair-{i}-{r}.json" for r in ("rig", "bare")}
         procs = {r: _start(r, level, seconds, url, config, lf, outs[r]) for r in outs}
-        per_token = {}
+        per_token, collector = {}, {}
         for r, proc in procs.items():
             got = _result(proc, r, level, outs[r])
             rows: list[list[object]] = got["rows"]  # type: ignore[assignment]
             tokens = sum(int(str(row[4])) for row in rows)
             per_token[r] = float(got["cpu_s"]) * 1e6 / max(1, tokens)  # type: ignore[arg-type]
+            collector[r] = 100 * float(got["gc_s"]) / max(1e-9, float(got["cpu_s"]))  # type: ignore[arg-type]
         ratios.append(per_token["rig"] / per_token["bare"])
         print(f"side by side {i + 1}/{pairs}, {level} streams each: CPU per token rig {per_token['rig']:5.1f} µs, "
-              f"bare {per_token['bare']:5.1f} µs: {ratios[-1]:.2f}×", flush=True)
+              f"bare {per_token['bare']:5.1f} µs: {ratios[-1]:.2f}× (the collector's share: rig "
+              f"{collector['rig']:.1f} %, bare {collector['bare']:.1f} %)", flush=True)
     return ratios
 
 

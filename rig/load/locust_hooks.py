@@ -27,6 +27,7 @@ from rig.clock import now_ns
 from rig.errors import RigError
 from rig.evidence import EvidenceStore
 from rig.jsonvalue import ForeignJson
+from rig.load.collector import settle_for_load
 from rig.load.environment import MachineSampler
 from rig.load.plan import LoadPlan
 from rig.load.process import PROCESS, RECORDER, plan_of, replay_of
@@ -98,8 +99,10 @@ LAG_PROBE_S = 0.2  # the loop-lag probe: how late a sleep of this length wakes
 
 def _probe_client(environment: Any, **_: Any) -> None:
     """A process that runs users reports, each second, its CPU share and how late its event loop wakes
-    (`client_cpu`, `loop_lag`): `rig capacity` calls a step whose client was saturated undecided."""
+    (`client_cpu`, `loop_lag`): `rig capacity` calls a step whose client was saturated undecided. Its collector is
+    settled for load first (rig.load.collector)."""
     if PROCESS.probing is None:
+        settle_for_load()
         PROCESS.probing = gevent.spawn(_client_probe_loop, environment)
 
 
