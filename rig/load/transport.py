@@ -83,10 +83,10 @@ class LocustTransport(Transport):
 
             def chunks() -> Iterator[bytes]:
                 try:
-                    sep = delimiter
-                    if delimiter == b"\n\n" and crlf_lines(raw, self.max_block_bytes):
+                    sep, cap = delimiter, self.max_block_bytes
+                    if delimiter == b"\n\n" and crlf_lines(raw, cap):
                         sep = b"\r\n\r\n"
-                    while block := read_blocks(raw, sep, self.max_block_bytes):
+                    while block := read_blocks(raw, sep, cap):
                         yield block
                 except StreamTooLarge:
                     raise

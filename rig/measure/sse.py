@@ -67,7 +67,7 @@ class LineSplitter:
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The lines `chunk` completed; the rest waits, counted against the cap."""
-        if b"\n" not in chunk:
+        if chunk.find(b"\n") < 0:  # not bytes' `in`: it raises and clears a TypeError on every call
             self._hold(chunk)
             return []
         lines = chunk.split(b"\n")
@@ -126,7 +126,7 @@ class SseParser:
             text = chunk[6:-2].decode("utf-8", "replace")
             if "\n" not in text and "\r" not in text:
                 return [RawEvent("message", None, text, stamp)]
-        if chunk.endswith(b"\n\n") and b"\r" not in chunk and len(chunk) <= self.max_event_bytes:
+        if chunk[-2:] == b"\n\n" and chunk.find(b"\r") < 0 and len(chunk) <= self.max_event_bytes:
             # whole event blocks, as a block-reading transport hands them; an event begun in an earlier chunk is
             # finished line by line first
             if not self._lines.holding and not self._dirty:

@@ -515,12 +515,13 @@ class HttpAdapter(Adapter):
         read = self._sorter.raw if lazy else self._sorter.events
         sorted_events: Generator[Event | RawEvent, None, None] = read(
             reply.chunks(), self._options(self._run_values.get(run_id, {})), max_event_bytes=self.max_event_bytes)
+        disconnected = self._disconnected  # looked at after every event: a stop by disconnect ends the read
         try:
-            if run_id not in self._disconnected:
+            if run_id not in disconnected:
                 try:
                     for event in sorted_events:
                         yield event
-                        if run_id in self._disconnected:
+                        if run_id in disconnected:
                             break
                     else:
                         return
