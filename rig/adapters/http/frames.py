@@ -189,7 +189,8 @@ class _Rule:
 Deferred = tuple  # (rule, frame name, frame id, frame data, raw id, opts): a frame sorted, typed only when asked
 # An SSE frame's data is None there: it is read again from the event's own text when typed. Its parsed form dies as
 # soon as the frame is sorted, so a run in flight holds its hundreds of untyped tokens as a string each, not as a
-# tree of dicts each.
+# tree of dicts each. A frame sorted unread, whose id and data are its own, holds a shorter one its stream's frames of
+# the same rule and name share: (rule, frame name, opts) (`_Unread`).
 
 
 class _Unread(dict[tuple[Any, str], Deferred]):
