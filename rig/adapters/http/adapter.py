@@ -526,13 +526,13 @@ class HttpAdapter(Adapter):
                     else:
                         return
                 except TransportError as exc:
-                    if run_id not in self._disconnected:
+                    if run_id not in disconnected:
                         raise TargetUnreachable(self.base_url, f"event stream broke: {exc}") from None
             yield _raw(_disconnect_end()) if lazy else _disconnect_end()
         finally:
             sorted_events.close()
             self._reading.pop(run_id, None)
-            self._disconnected.discard(run_id)
+            disconnected.discard(run_id)
             cm.__exit__(None, None, None)
 
     def _opened(self, auth: Auth | None, run_id: str, last_event_id: int | None, timeout_s: float
